@@ -1,8 +1,27 @@
-//! iosched-core: the sans-IO scheduling core.
+//! iosched-core: the sans-IO scheduling core of iosched.
+//!
+//! What it is: our own time ([`Instant`], jiffy arithmetic in [`Hz`]), the request model
+//! ([`Request`]), the policy interface ([`Scheduler`], the analog of the kernel's
+//! `elevator_ops`), the block-layer framework that owns mechanism ([`Queue`]: request pool,
+//! merging, plugging, dispatch list, device depth), typed tunables named like sysfs, the
+//! one driver loop over an [`Env`], and the queue-input trace with replay.
+//!
+//! What it is not: it contains no policy (see `iosched-policies`), never reads a clock,
+//! sleeps, spawns threads, does I/O or uses global randomness. Every input carries `now`;
+//! every wish to act later is returned as a deadline (`poll_timeout`).
 #![forbid(unsafe_code)]
 
+pub mod driver;
+pub mod queue;
 pub mod request;
+pub mod scheduler;
 pub mod time;
+pub mod trace;
+pub mod tunable;
 
+pub use driver::{Env, Input, Wake, run};
+pub use queue::{Admission, Event, QUEUE_TUNABLES, Queue, QueueConfig, Segment, Segments};
 pub use request::{Dir, IoClass, IoPrio, Op, Owner, ReqId, Request, Status};
+pub use scheduler::{Ctx, Decision, DispatchList, MayQueue, MergeKind, Scheduler};
 pub use time::{Duration, Hz, Instant};
+pub use tunable::{Kind, Spec, TunableError};

@@ -80,7 +80,10 @@ impl IoPrio {
     /// `IOPRIO_NORM`.
     pub const NORM_LEVEL: u8 = 4;
     /// The priority of a task that never called `ioprio_set` (class NONE, nice 0).
-    pub const NONE: IoPrio = IoPrio { class: IoClass::None, level: 4 };
+    pub const NONE: IoPrio = IoPrio {
+        class: IoClass::None,
+        level: 4,
+    };
 
     pub fn new(class: IoClass, level: u8) -> Self {
         assert!(level < 8, "I/O priority level must be 0..=7");
@@ -97,7 +100,11 @@ impl IoPrio {
     }
     /// The class as CFQ uses it: NONE counts as best-effort.
     pub fn effective_class(self) -> IoClass {
-        if self.class == IoClass::None { IoClass::BestEffort } else { self.class }
+        if self.class == IoClass::None {
+            IoClass::BestEffort
+        } else {
+            self.class
+        }
     }
     /// `ioprio_best`: the better of two priorities (NONE counts as BE; lower class number
     /// wins; same class → lower level).
@@ -125,7 +132,11 @@ impl IoPrio {
             "be" => IoClass::BestEffort,
             "idle" => IoClass::Idle,
             "none" => IoClass::None,
-            other => return Err(format!("bad I/O priority class `{other}`: expected rt, be, idle or none")),
+            other => {
+                return Err(format!(
+                    "bad I/O priority class `{other}`: expected rt, be, idle or none"
+                ));
+            }
         };
         let level: u8 = level
             .parse()
@@ -200,7 +211,11 @@ impl Request {
     }
     /// An asynchronous (buffered writeback) write.
     pub fn write(id: ReqId, sector: u64, len_sectors: u32, owner: Owner, arrival: Instant) -> Self {
-        Request { op: Op::Write, sync: false, ..Self::read(id, sector, len_sectors, owner, arrival) }
+        Request {
+            op: Op::Write,
+            sync: false,
+            ..Self::read(id, sector, len_sectors, owner, arrival)
+        }
     }
     pub fn with_sync(mut self, sync: bool) -> Self {
         self.sync = sync;

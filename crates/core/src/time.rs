@@ -150,7 +150,11 @@ impl Hz {
 
     /// Panics on a rate outside [`Hz::ALLOWED`]; validation happens in the tunable layer.
     pub fn new(hz: u32) -> Self {
-        assert!(Self::ALLOWED.contains(&hz), "HZ must be one of {:?}", Self::ALLOWED);
+        assert!(
+            Self::ALLOWED.contains(&hz),
+            "HZ must be one of {:?}",
+            Self::ALLOWED
+        );
         Hz(hz)
     }
     pub fn get(self) -> u32 {

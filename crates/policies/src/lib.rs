@@ -1,1 +1,27 @@
-//! placeholder
+//! iosched-policies: the I/O scheduling policies, one module per scheduler, written to be
+//! read beside the kernel's `block/*-iosched.c` — the kernel's names for states, reasons
+//! and tunables, and its integer (jiffy, fixed-point) arithmetic.
+//!
+//! What it is: `noop`, `deadline`, `anticipatory` (AS) and `cfq` as in Linux 2.6.20, the
+//! original 2003 CFQ as `cfq-v1`, and the [`registry`] that parses specification strings
+//! such as `as:antic_expire=0,read_expire=250ms` into configured instances.
+//!
+//! What it is not: policies only *choose*. They implement [`iosched_core::Scheduler`]
+//! and rely on the framework in `iosched-core` for the request pool, merging, plugging and
+//! the dispatch list. They never read a clock or do I/O.
+#![forbid(unsafe_code)]
+
+pub mod anticipatory;
+pub mod cfq;
+pub mod cfq_v1;
+pub mod common;
+pub mod deadline;
+pub mod noop;
+pub mod registry;
+
+pub use anticipatory::Anticipatory;
+pub use cfq::Cfq;
+pub use cfq_v1::CfqV1;
+pub use deadline::Deadline;
+pub use noop::Noop;
+pub use registry::{SCHEDULERS, SchedSpec, new_scheduler, parse_list};

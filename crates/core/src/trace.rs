@@ -1,0 +1,448 @@
+//! The queue-input trace: every input a [`Queue`] received, with its time, plus the
+//! dispatch decisions it produced. Both drivers write it (the simulator and the real
+//! runtime's `--record`); [`replay`] feeds a recording to a fresh queue and checks that the
+//! dispatch sequence is identical — the proof that both drivers run the same code.
+//!
+//! Text format, one record per line, times in nanoseconds since the start of the run:
+//!
+//! ```text
+//! # iosched trace v1
+//! # sched as:antic_expire=6
+//! 1000000 A 17 read 2048+8 s prio=none owner=3      arrival (flags: s sync, m meta, - none)
+//! 1000000 D 17                                       dispatched to the device (output)
+//! 9000000 C 17 ok                                    completion (ok | err=EIO-number | short=BYTES)
+//! 9000000 R 17                                       requeue
+//! 9000000 U                                          unplug
+//! 9000000 X 3                                        owner 3 exited
+//! 9000000 F                                          drain
+//! 9000000 T                                          timeout
+//! ```
+//! Lines starting with `#` are comments; `# key value` comments carry metadata.
+
+use crate::driver::Input;
+use crate::queue::Queue;
+use crate::request::{IoPrio, Op, Owner, ReqId, Request, Status};
+use crate::time::Instant;
+use std::fmt;
+
+/// One line of a trace.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Record {
+    Arrival {
+        at: Instant,
+        rq: Request,
+    },
+    Completion {
+        at: Instant,
+        id: ReqId,
+        status: Status,
+    },
+    Requeue {
+        at: Instant,
+        id: ReqId,
+    },
+    Unplug {
+        at: Instant,
+    },
+    Exit {
+        at: Instant,
+        owner: Owner,
+    },
+    Drain {
+        at: Instant,
+    },
+    Timeout {
+        at: Instant,
+    },
+    Dispatch {
+        at: Instant,
+        id: ReqId,
+    },
+}
+
+impl Record {
+    pub fn at(&self) -> Instant {
+        match *self {
+            Record::Arrival { at, .. }
+            | Record::Completion { at, .. }
+            | Record::Requeue { at, .. }
+            | Record::Unplug { at }
+            | Record::Exit { at, .. }
+            | Record::Drain { at }
+            | Record::Timeout { at }
+            | Record::Dispatch { at, .. } => at,
+        }
+    }
+    /// The queue input this record stands for (`None` for outputs).
+    pub fn input(&self) -> Option<Input> {
+        Some(match *self {
+            Record::Arrival { rq, .. } => Input::Arrival(rq),
+            Record::Completion { id, status, .. } => Input::Completion { id, status },
+            Record::Requeue { id, .. } => Input::Requeue(id),
+            Record::Unplug { .. } => Input::Unplug,
+            Record::Exit { owner, .. } => Input::OwnerExit(owner),
+            Record::Drain { .. } => Input::Drain,
+            Record::Timeout { .. } => Input::Timeout,
+            Record::Dispatch { .. } => return None,
+        })
+    }
+}
+
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = self.at().as_nanos();
+        match self {
+            Record::Arrival { rq, .. } => {
+                let mut flags = String::new();
+                if rq.sync {
+                    flags.push('s');
+                }
+                if rq.meta {
+                    flags.push('m');
+                }
+                if flags.is_empty() {
+                    flags.push('-');
+                }
+                write!(
+                    f,
+                    "{t} A {} {} {}+{} {flags} prio={} owner={}",
+                    rq.id,
+                    rq.op.name(),
+                    rq.sector,
+                    rq.len_sectors,
+                    rq.prio,
+                    rq.owner
+                )
+            }
+            Record::Completion { id, status, .. } => match status {
+                Status::Ok => write!(f, "{t} C {id} ok"),
+                Status::Error(e) => write!(f, "{t} C {id} err={e}"),
+                Status::Short(b) => write!(f, "{t} C {id} short={b}"),
+            },
+            Record::Requeue { id, .. } => write!(f, "{t} R {id}"),
+            Record::Unplug { .. } => write!(f, "{t} U"),
+            Record::Exit { owner, .. } => write!(f, "{t} X {owner}"),
+            Record::Drain { .. } => write!(f, "{t} F"),
+            Record::Timeout { .. } => write!(f, "{t} T"),
+            Record::Dispatch { id, .. } => write!(f, "{t} D {id}"),
+        }
+    }
+}
+
+/// A parse error naming the line and the field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "line {}: field `{}`: {}",
+            self.line, self.field, self.message
+        )
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// A parsed trace: metadata comments and records.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Trace {
+    /// `# key value` comment lines, in order.
+    pub meta: Vec<(String, String)>,
+    pub records: Vec<Record>,
+}
+
+impl Trace {
+    pub fn meta(&self, key: &str) -> Option<&str> {
+        self.meta
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Write the trace in the text format.
+    pub fn to_text(&self) -> String {
+        let mut s = String::from("# iosched trace v1\n");
+        for (k, v) in &self.meta {
+            s.push_str(&format!("# {k} {v}\n"));
+        }
+        for r in &self.records {
+            s.push_str(&r.to_string());
+            s.push('\n');
+        }
+        s
+    }
+
+    pub fn parse(text: &str) -> Result<Trace, ParseError> {
+        let mut t = Trace::default();
+        for (i, line) in text.lines().enumerate() {
+            let n = i + 1;
+            let line = line.trim();
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(c) = line.strip_prefix('#') {
+                let c = c.trim();
+                if let Some((k, v)) = c.split_once(' ')
+                    && !c.starts_with("iosched trace")
+                {
+                    t.meta.push((k.to_string(), v.trim().to_string()));
+                }
+                continue;
+            }
+            t.records.push(parse_record(line, n)?);
+        }
+        Ok(t)
+    }
+}
+
+fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
+    let err = |field: &'static str, message: String| ParseError {
+        line: n,
+        field,
+        message,
+    };
+    let mut it = line.split_whitespace();
+    let at: u64 = it
+        .next()
+        .unwrap()
+        .parse()
+        .map_err(|_| err("time", "expected nanoseconds as an unsigned integer".into()))?;
+    let at = Instant::from_nanos(at);
+    let kind = it
+        .next()
+        .ok_or_else(|| err("kind", "expected one of A C R U X F T D".into()))?;
+    let mut id = |field: &'static str| -> Result<u64, ParseError> {
+        it.next()
+            .ok_or_else(|| err(field, "missing".into()))?
+            .parse::<u64>()
+            .map_err(|_| err(field, "expected an unsigned integer".into()))
+    };
+    let rec = match kind {
+        "A" => {
+            let rid = id("id")?;
+            let rest: Vec<&str> = line.split_whitespace().skip(3).collect();
+            if rest.len() != 5 {
+                return Err(err(
+                    "arrival",
+                    "expected `OP SECTOR+LEN FLAGS prio=P owner=N`".into(),
+                ));
+            }
+            let op = match rest[0] {
+                "read" => Op::Read,
+                "write" => Op::Write,
+                "flush" => Op::Flush,
+                "discard" => Op::Discard,
+                o => {
+                    return Err(err(
+                        "op",
+                        format!("expected read, write, flush or discard, got `{o}`"),
+                    ));
+                }
+            };
+            let (sector, len) = rest[1]
+                .split_once('+')
+                .ok_or_else(|| err("extent", format!("expected SECTOR+LEN, got `{}`", rest[1])))?;
+            let sector = sector
+                .parse()
+                .map_err(|_| err("sector", "expected an unsigned integer".into()))?;
+            let len = len
+                .parse()
+                .map_err(|_| err("len", "expected an unsigned 32-bit integer".into()))?;
+            let flags = rest[2];
+            if !flags.chars().all(|c| matches!(c, 's' | 'm' | '-')) {
+                return Err(err(
+                    "flags",
+                    format!("expected letters s, m or `-`, got `{flags}`"),
+                ));
+            }
+            let prio = rest[3]
+                .strip_prefix("prio=")
+                .ok_or_else(|| err("prio", "expected prio=CLASS/LEVEL".into()))
+                .and_then(|p| IoPrio::parse(p).map_err(|m| err("prio", m)))?;
+            let owner = rest[4]
+                .strip_prefix("owner=")
+                .and_then(|o| o.parse().ok())
+                .ok_or_else(|| err("owner", "expected owner=N".into()))?;
+            Record::Arrival {
+                at,
+                rq: Request {
+                    id: rid,
+                    op,
+                    sector,
+                    len_sectors: len,
+                    sync: flags.contains('s'),
+                    meta: flags.contains('m'),
+                    prio,
+                    owner: Owner(owner),
+                    arrival: at,
+                },
+            }
+        }
+        "C" => {
+            let rid = id("id")?;
+            let s = it.next().ok_or_else(|| err("status", "missing".into()))?;
+            let status = if s == "ok" {
+                Status::Ok
+            } else if let Some(e) = s.strip_prefix("err=") {
+                Status::Error(
+                    e.parse()
+                        .map_err(|_| err("status", "expected err=N".into()))?,
+                )
+            } else if let Some(b) = s.strip_prefix("short=") {
+                Status::Short(
+                    b.parse()
+                        .map_err(|_| err("status", "expected short=BYTES".into()))?,
+                )
+            } else {
+                return Err(err(
+                    "status",
+                    format!("expected ok, err=N or short=N, got `{s}`"),
+                ));
+            };
+            Record::Completion {
+                at,
+                id: rid,
+                status,
+            }
+        }
+        "R" => Record::Requeue { at, id: id("id")? },
+        "D" => Record::Dispatch { at, id: id("id")? },
+        "X" => Record::Exit {
+            at,
+            owner: Owner(id("owner")?),
+        },
+        "U" => Record::Unplug { at },
+        "F" => Record::Drain { at },
+        "T" => Record::Timeout { at },
+        k => {
+            return Err(err(
+                "kind",
+                format!("expected one of A C R U X F T D, got `{k}`"),
+            ));
+        }
+    };
+    Ok(rec)
+}
+
+/// Where a replay diverged from the recording.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplayMismatch {
+    /// Index of the record (0-based) at which the divergence showed.
+    pub index: usize,
+    pub expected: Option<ReqId>,
+    pub got: Option<ReqId>,
+}
+
+impl fmt::Display for ReplayMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = |x: Option<ReqId>| x.map(|i| i.to_string()).unwrap_or_else(|| "nothing".into());
+        write!(
+            f,
+            "dispatch order diverged at record {}: recording dispatched {}, replay dispatched {}",
+            self.index + 1,
+            s(self.expected),
+            s(self.got)
+        )
+    }
+}
+
+/// Feed the recorded inputs to `queue` (fresh, same scheduler and configuration) and
+/// check that it dispatches exactly what the recording says, in order. The recording
+/// driver polls `poll_dispatch` until `None` right after every input, so each input is
+/// followed by exactly the dispatches it caused. Returns the number of dispatches checked.
+pub fn replay(records: &[Record], queue: &mut Queue) -> Result<usize, ReplayMismatch> {
+    let mut checked = 0;
+    let mut i = 0;
+    while i < records.len() {
+        let r = &records[i];
+        let Some(input) = r.input() else {
+            // A dispatch with no input before it in this run.
+            let Record::Dispatch { id, .. } = r else {
+                unreachable!()
+            };
+            return Err(ReplayMismatch {
+                index: i,
+                expected: Some(*id),
+                got: None,
+            });
+        };
+        let now = r.at();
+        queue.handle_input(&input, now);
+        i += 1;
+        loop {
+            let got = queue.poll_dispatch(now).map(|rq| rq.id);
+            let expected = match records.get(i) {
+                Some(Record::Dispatch { id, .. }) => Some(*id),
+                _ => None,
+            };
+            if got != expected {
+                return Err(ReplayMismatch {
+                    index: i,
+                    expected,
+                    got,
+                });
+            }
+            if got.is_none() {
+                break;
+            }
+            checked += 1;
+            i += 1;
+        }
+        while queue.poll_event().is_some() {}
+    }
+    Ok(checked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_through_text() {
+        let rq =
+            Request::read(17, 2048, 8, Owner(3), Instant::from_millis(1)).with_prio(IoPrio::be(2));
+        let t = Trace {
+            meta: vec![("sched".into(), "as:antic_expire=6".into())],
+            records: vec![
+                Record::Arrival {
+                    at: Instant::from_millis(1),
+                    rq,
+                },
+                Record::Dispatch {
+                    at: Instant::from_millis(1),
+                    id: 17,
+                },
+                Record::Completion {
+                    at: Instant::from_millis(9),
+                    id: 17,
+                    status: Status::Error(5),
+                },
+                Record::Exit {
+                    at: Instant::from_millis(9),
+                    owner: Owner(3),
+                },
+                Record::Timeout {
+                    at: Instant::from_millis(10),
+                },
+            ],
+        };
+        let text = t.to_text();
+        assert_eq!(Trace::parse(&text).unwrap(), t);
+    }
+
+    #[test]
+    fn parse_errors_name_line_and_field() {
+        let e =
+            Trace::parse("# iosched trace v1\n10 A 1 read 5+x s prio=none owner=1\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert_eq!(e.field, "len");
+        let e = Trace::parse("10 Q 1\n").unwrap_err();
+        assert_eq!(e.field, "kind");
+    }
+}

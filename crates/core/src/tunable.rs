@@ -1,0 +1,347 @@
+//! Typed tunables, named and scaled like the kernel's sysfs files.
+//!
+//! Every tunable value is an integer in the unit sysfs uses for that file (milliseconds
+//! for times, KiB for sizes, a count, or 0/1 for booleans), so what a user writes here is
+//! what they would `echo` into `/sys/block/<dev>/queue/iosched/<name>`. Human units are
+//! accepted on input (`6ms`, `1s`, `512k`) and converted; a value that does not convert
+//! exactly or lies outside the range is **rejected** with the allowed range — never clamped.
+
+use core::fmt;
+
+/// What kind of value a tunable holds; determines parsing and display.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A time in whole milliseconds (sysfs convention for the elevators).
+    Millis { min: i64, max: i64 },
+    /// A plain count.
+    Count { min: i64, max: i64 },
+    /// A size in KiB (`max_sectors_kb`, `back_seek_max`).
+    Kib { min: i64, max: i64 },
+    /// 0 or 1.
+    Bool,
+    /// One of a fixed set of named modes; the value is the index.
+    Choice(&'static [&'static str]),
+}
+
+impl Kind {
+    pub fn unit(&self) -> &'static str {
+        match self {
+            Kind::Millis { .. } => "ms",
+            Kind::Count { .. } => "count",
+            Kind::Kib { .. } => "KiB",
+            Kind::Bool => "bool",
+            Kind::Choice(_) => "mode",
+        }
+    }
+    fn range(&self) -> (i64, i64) {
+        match *self {
+            Kind::Millis { min, max } | Kind::Count { min, max } | Kind::Kib { min, max } => {
+                (min, max)
+            }
+            Kind::Bool => (0, 1),
+            Kind::Choice(names) => (0, names.len() as i64 - 1),
+        }
+    }
+    /// Human description of the allowed values, for errors and `iosched schedulers`.
+    pub fn describe_range(&self) -> String {
+        match *self {
+            Kind::Millis { min, max } => format!("{}..={} ms", min, fmt_max(max)),
+            Kind::Count { min, max } => format!("{}..={}", min, fmt_max(max)),
+            Kind::Kib { min, max } => format!("{}..={} KiB", min, fmt_max(max)),
+            Kind::Bool => "0 or 1".to_string(),
+            Kind::Choice(names) => names.join(" | "),
+        }
+    }
+    /// Format a stored value for display.
+    pub fn format(&self, v: i64) -> String {
+        match *self {
+            Kind::Millis { .. } => format!("{v}ms"),
+            Kind::Kib { .. } => format!("{v}k"),
+            Kind::Choice(names) => names.get(v as usize).copied().unwrap_or("?").to_string(),
+            _ => v.to_string(),
+        }
+    }
+}
+
+fn fmt_max(max: i64) -> String {
+    if max == i32::MAX as i64 {
+        "INT_MAX".to_string()
+    } else {
+        max.to_string()
+    }
+}
+
+/// The description of one tunable.
+#[derive(Copy, Clone, Debug)]
+pub struct Spec {
+    /// The kernel's sysfs name (`antic_expire`, `slice_idle`, `nr_requests`, …).
+    pub name: &'static str,
+    pub kind: Kind,
+    /// One line: what it does.
+    pub help: &'static str,
+}
+
+impl Spec {
+    pub const fn millis(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Millis { min, max },
+            help,
+        }
+    }
+    pub const fn count(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Count { min, max },
+            help,
+        }
+    }
+    pub const fn kib(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Kib { min, max },
+            help,
+        }
+    }
+    pub const fn boolean(name: &'static str, help: &'static str) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Bool,
+            help,
+        }
+    }
+    pub const fn choice(
+        name: &'static str,
+        names: &'static [&'static str],
+        help: &'static str,
+    ) -> Spec {
+        Spec {
+            name,
+            kind: Kind::Choice(names),
+            help,
+        }
+    }
+
+    /// Parse a user-written value and check its range.
+    pub fn parse(&self, text: &str) -> Result<i64, TunableError> {
+        let t = text.trim();
+        let bad = |expected: String| TunableError::BadValue {
+            name: self.name.to_string(),
+            value: text.to_string(),
+            expected,
+        };
+        let v = match self.kind {
+            Kind::Bool => match t.to_ascii_lowercase().as_str() {
+                "0" | "false" | "off" | "no" => 0,
+                "1" | "true" | "on" | "yes" => 1,
+                _ => return Err(bad("0 or 1 (also true/false, on/off)".into())),
+            },
+            Kind::Choice(names) => match names.iter().position(|n| n.eq_ignore_ascii_case(t)) {
+                Some(i) => i as i64,
+                None => return Err(bad(format!("one of: {}", names.join(", ")))),
+            },
+            Kind::Millis { .. } => parse_millis(t).map_err(bad)?,
+            Kind::Kib { .. } => parse_kib(t).map_err(bad)?,
+            Kind::Count { .. } => parse_count(t).map_err(bad)?,
+        };
+        self.check(v)?;
+        Ok(v)
+    }
+
+    /// Check a value against the range.
+    pub fn check(&self, v: i64) -> Result<(), TunableError> {
+        let (min, max) = self.kind.range();
+        if v < min || v > max {
+            return Err(TunableError::OutOfRange {
+                name: self.name.to_string(),
+                value: self.kind.format(v),
+                allowed: self.kind.describe_range(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A duration in whole milliseconds: `6`, `6ms`, `1s`, `1.5s`, `2000us`.
+fn parse_millis(t: &str) -> Result<i64, String> {
+    let expected = || "a time in whole milliseconds, e.g. 6, 6ms, 1s".to_string();
+    let (num, scale_us): (&str, u128) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1_000)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1_000_000)
+    } else {
+        (t, 1_000)
+    };
+    let us = parse_scaled(num.trim(), scale_us).ok_or_else(expected)?;
+    if us % 1000 != 0 {
+        return Err(format!(
+            "a whole number of milliseconds (sysfs has no finer unit), got {t}"
+        ));
+    }
+    i64::try_from(us / 1000).map_err(|_| expected())
+}
+
+/// A size in KiB: `128`, `128k`, `1m`, `512K`, `1M`.
+fn parse_kib(t: &str) -> Result<i64, String> {
+    let expected = || "a size in KiB, e.g. 128, 128k, 1m".to_string();
+    let lower = t.to_ascii_lowercase();
+    let (num, mult): (&str, u128) =
+        if let Some(n) = lower.strip_suffix("kib").or(lower.strip_suffix('k')) {
+            (n, 1)
+        } else if let Some(n) = lower.strip_suffix("mib").or(lower.strip_suffix('m')) {
+            (n, 1024)
+        } else if let Some(n) = lower.strip_suffix("gib").or(lower.strip_suffix('g')) {
+            (n, 1024 * 1024)
+        } else {
+            (lower.as_str(), 1)
+        };
+    let v = parse_scaled(num.trim(), mult).ok_or_else(expected)?;
+    i64::try_from(v).map_err(|_| expected())
+}
+
+fn parse_count(t: &str) -> Result<i64, String> {
+    t.replace('_', "")
+        .parse::<i64>()
+        .map_err(|_| "an integer".to_string())
+}
+
+/// Parse a non-negative decimal number and multiply by `scale`, requiring an exact integer.
+fn parse_scaled(num: &str, scale: u128) -> Option<u128> {
+    if num.is_empty() {
+        return None;
+    }
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.chars().all(|c| c.is_ascii_digit()) || !frac.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let int_v: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut v = int_v.checked_mul(scale)?;
+    if !frac.is_empty() {
+        let denom = 10u128.checked_pow(frac.len() as u32)?;
+        let f: u128 = frac.parse().ok()?;
+        let scaled = f.checked_mul(scale)?;
+        if scaled % denom != 0 {
+            return None;
+        }
+        v = v.checked_add(scaled / denom)?;
+    }
+    Some(v)
+}
+
+/// Why a tunable or scheduler specification was rejected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TunableError {
+    UnknownScheduler {
+        name: String,
+        allowed: Vec<String>,
+    },
+    UnknownTunable {
+        scheduler: String,
+        name: String,
+        allowed: Vec<String>,
+    },
+    BadValue {
+        name: String,
+        value: String,
+        expected: String,
+    },
+    OutOfRange {
+        name: String,
+        value: String,
+        allowed: String,
+    },
+    Syntax {
+        spec: String,
+        expected: String,
+    },
+}
+
+impl fmt::Display for TunableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TunableError::UnknownScheduler { name, allowed } => {
+                write!(
+                    f,
+                    "unknown scheduler `{name}`; available: {}",
+                    allowed.join(", ")
+                )
+            }
+            TunableError::UnknownTunable {
+                scheduler,
+                name,
+                allowed,
+            } => write!(
+                f,
+                "scheduler `{scheduler}` has no tunable `{name}`; its tunables are: {}",
+                allowed.join(", ")
+            ),
+            TunableError::BadValue {
+                name,
+                value,
+                expected,
+            } => {
+                write!(f, "bad value `{value}` for `{name}`: expected {expected}")
+            }
+            TunableError::OutOfRange {
+                name,
+                value,
+                allowed,
+            } => {
+                write!(
+                    f,
+                    "value {value} for `{name}` is out of range: allowed {allowed}"
+                )
+            }
+            TunableError::Syntax { spec, expected } => {
+                write!(f, "bad scheduler spec `{spec}`: {expected}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TunableError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Spec = Spec::millis("antic_expire", 0, i32::MAX as i64, "");
+    const KB: Spec = Spec::kib("max_sectors_kb", 4, 32767, "");
+
+    #[test]
+    fn millis_accept_human_units() {
+        assert_eq!(MS.parse("6").unwrap(), 6);
+        assert_eq!(MS.parse("6ms").unwrap(), 6);
+        assert_eq!(MS.parse("1s").unwrap(), 1000);
+        assert_eq!(MS.parse("1.5s").unwrap(), 1500);
+        assert_eq!(MS.parse("2000us").unwrap(), 2);
+    }
+
+    #[test]
+    fn millis_reject_fractions_and_garbage() {
+        assert!(matches!(
+            MS.parse("1500us"),
+            Err(TunableError::BadValue { .. })
+        ));
+        assert!(matches!(
+            MS.parse("fast"),
+            Err(TunableError::BadValue { .. })
+        ));
+        assert!(matches!(MS.parse("-1"), Err(TunableError::BadValue { .. })));
+    }
+
+    #[test]
+    fn out_of_range_is_rejected_with_range() {
+        let e = KB.parse("2").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "value 2k for `max_sectors_kb` is out of range: allowed 4..=32767 KiB"
+        );
+        assert_eq!(KB.parse("1m").unwrap(), 1024);
+    }
+}

@@ -1,0 +1,307 @@
+//! Pieces several policies share, each named after the kernel helper it stands for.
+
+use iosched_core::ReqId;
+use std::collections::BTreeMap;
+
+/// An arrival-ordered list with O(log n) removal from the middle (the kernel's
+/// `fifo_list`). Each entry carries a sequence key; a request can take over another's
+/// position by reusing its key (`list_move` in `merge_requests`).
+#[derive(Debug, Default)]
+pub struct Fifo {
+    list: BTreeMap<u64, ReqId>,
+    next_key: u64,
+}
+
+impl Fifo {
+    /// Append; returns the position key.
+    pub fn push_back(&mut self, id: ReqId) -> u64 {
+        let k = self.next_key;
+        self.next_key += 1;
+        self.list.insert(k, id);
+        k
+    }
+    pub fn remove(&mut self, key: u64) {
+        self.list.remove(&key);
+    }
+    /// Put `id` at position `key` (which must be free).
+    pub fn insert_at(&mut self, key: u64, id: ReqId) {
+        let old = self.list.insert(key, id);
+        debug_assert!(old.is_none());
+    }
+    pub fn front(&self) -> Option<ReqId> {
+        self.list.values().next().copied()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    /// The entry before / after `key` (noop's former/latter).
+    pub fn before(&self, key: u64) -> Option<ReqId> {
+        self.list.range(..key).next_back().map(|(_, &v)| v)
+    }
+    pub fn after(&self, key: u64) -> Option<ReqId> {
+        self.list.range(key + 1..).next().map(|(_, &v)| v)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = ReqId> + '_ {
+        self.list.values().copied()
+    }
+}
+
+/// A sort tree keyed by start sector (`elv_rb_add` & co). Keys are unique: policies apply
+/// the alias rule before inserting a second request at the same sector.
+#[derive(Debug, Default)]
+pub struct SortTree {
+    tree: BTreeMap<u64, ReqId>,
+}
+
+impl SortTree {
+    /// Insert, or return the id already at that sector (the alias) without inserting.
+    pub fn add(&mut self, sector: u64, id: ReqId) -> Result<(), ReqId> {
+        match self.tree.entry(sector) {
+            std::collections::btree_map::Entry::Occupied(e) => Err(*e.get()),
+            std::collections::btree_map::Entry::Vacant(v) => {
+                v.insert(id);
+                Ok(())
+            }
+        }
+    }
+    pub fn remove(&mut self, sector: u64, id: ReqId) {
+        let old = self.tree.remove(&sector);
+        debug_assert_eq!(old, Some(id), "sort tree out of sync at sector {sector}");
+    }
+    pub fn find(&self, sector: u64) -> Option<ReqId> {
+        self.tree.get(&sector).copied()
+    }
+    pub fn first(&self) -> Option<ReqId> {
+        self.tree.values().next().copied()
+    }
+    /// `rb_next`: the request after the one at `sector`.
+    pub fn next(&self, sector: u64) -> Option<ReqId> {
+        self.tree.range(sector + 1..).next().map(|(_, &v)| v)
+    }
+    /// `rb_prev`.
+    pub fn prev(&self, sector: u64) -> Option<ReqId> {
+        self.tree.range(..sector).next_back().map(|(_, &v)| v)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.tree.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.tree.len()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (u64, ReqId)> + '_ {
+        self.tree.iter().map(|(&s, &i)| (s, i))
+    }
+}
+
+/// Where a candidate lies relative to the head for the one-way elevator with limited
+/// backward seeks (`as_choose_req`, `cfq_choose_req`).
+fn seek_cost(s: u64, last: u64, back_max: u64, back_penalty: u64) -> Option<u64> {
+    if s >= last {
+        Some(s - last)
+    } else if s + back_max >= last {
+        Some((last - s) * back_penalty)
+    } else {
+        None // wraps: too far behind the head
+    }
+}
+
+/// `as_choose_req` (and the positional part of `cfq_choose_req`): choose between two
+/// candidates `(sector, id)` given the head position `last`. Non-wrapping beats wrapping;
+/// both wrapping → the lower sector; otherwise the smaller cost, ties to the higher sector.
+pub fn choose_by_position(
+    r1: Option<(u64, ReqId)>,
+    r2: Option<(u64, ReqId)>,
+    last: u64,
+    back_max: u64,
+    back_penalty: u64,
+) -> Option<(u64, ReqId)> {
+    let (a, b) = match (r1, r2) {
+        (None, x) | (x, None) => return x,
+        (Some(a), Some(b)) if a.1 == b.1 => return Some(b),
+        (Some(a), Some(b)) => (a, b),
+    };
+    match (
+        seek_cost(a.0, last, back_max, back_penalty),
+        seek_cost(b.0, last, back_max, back_penalty),
+    ) {
+        (Some(_), None) => Some(a),
+        (None, Some(_)) => Some(b),
+        (None, None) => Some(if a.0 <= b.0 { a } else { b }),
+        (Some(d1), Some(d2)) => {
+            if d1 < d2 {
+                Some(a)
+            } else if d2 < d1 {
+                Some(b)
+            } else if a.0 >= b.0 {
+                Some(a)
+            } else {
+                Some(b)
+            }
+        }
+    }
+}
+
+/// Decaying think-time and seek-distance statistics in the kernel's fixed point
+/// (1.0 == 256), as kept per process by AS (`as_io_context`) and CFQ (`cfq_io_context`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct IoStats {
+    pub ttime_total: u64,
+    pub ttime_samples: u64,
+    pub ttime_mean: u64,
+    pub seek_total: u64,
+    pub seek_samples: u64,
+    pub seek_mean: u64,
+}
+
+impl IoStats {
+    /// One think-time sample `t` (jiffies).
+    pub fn add_thinktime(&mut self, t: u64) {
+        self.ttime_samples = (7 * self.ttime_samples + 256) / 8;
+        self.ttime_total = (7 * self.ttime_total + 256 * t) / 8;
+        self.ttime_mean = (self.ttime_total + 128) / self.ttime_samples;
+    }
+
+    /// One seek-distance sample (sectors), clamped against outliers: while the average is
+    /// young (≤ 60 samples, i.e. the 2nd and 3rd seek) by 4·mean + 1 GiB, later by
+    /// 4·mean + 64 MiB.
+    pub fn add_seek(&mut self, mut sdist: u64) {
+        if self.seek_samples <= 60 {
+            sdist = sdist.min(self.seek_mean * 4 + 2 * 1024 * 1024);
+        } else {
+            sdist = sdist.min(self.seek_mean * 4 + 2 * 1024 * 64);
+        }
+        self.seek_samples = (7 * self.seek_samples + 256) / 8;
+        self.seek_total = (7 * self.seek_total + 256 * sdist) / 8;
+        self.seek_mean = (self.seek_total + self.seek_samples / 2) / self.seek_samples;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thinktime_samples_follow_kernel_sequence() {
+        let mut s = IoStats::default();
+        let mut seen = vec![];
+        for _ in 0..4 {
+            s.add_thinktime(0);
+            seen.push(s.ttime_samples);
+        }
+        assert_eq!(seen, vec![32, 60, 84, 105]);
+    }
+
+    #[test]
+    fn choose_prefers_forward_then_short_backward() {
+        let last = 1000;
+        let fwd = Some((1100, 1));
+        let back = Some((960, 2)); // 40 back, cost 80 < 100
+        assert_eq!(
+            choose_by_position(fwd, back, last, 1 << 20, 2).unwrap().1,
+            2
+        );
+        let back = Some((940, 2)); // cost 120 > 100
+        assert_eq!(
+            choose_by_position(fwd, back, last, 1 << 20, 2).unwrap().1,
+            1
+        );
+        // Both wrap: the lower sector starts the next sweep.
+        assert_eq!(
+            choose_by_position(Some((5, 1)), Some((3, 2)), 10_000_000, 16, 2)
+                .unwrap()
+                .1,
+            2
+        );
+        // Tie: higher sector.
+        assert_eq!(
+            choose_by_position(Some((1010, 1)), Some((995, 2)), 1000, 1 << 20, 2)
+                .unwrap()
+                .1,
+            1
+        );
+    }
+}
+
+/// A doubly linked list of distinct keys with O(1) push, remove and membership test (the
+/// kernel's `list_head` threaded through per-process queues).
+#[derive(Debug)]
+pub struct KeyedList<K: Copy + Eq + std::hash::Hash> {
+    links: std::collections::HashMap<K, (Option<K>, Option<K>)>,
+    head: Option<K>,
+    tail: Option<K>,
+}
+
+impl<K: Copy + Eq + std::hash::Hash> Default for KeyedList<K> {
+    fn default() -> Self {
+        KeyedList {
+            links: Default::default(),
+            head: None,
+            tail: None,
+        }
+    }
+}
+
+impl<K: Copy + Eq + std::hash::Hash> KeyedList<K> {
+    pub fn contains(&self, k: K) -> bool {
+        self.links.contains_key(&k)
+    }
+    pub fn len(&self) -> usize {
+        self.links.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+    pub fn front(&self) -> Option<K> {
+        self.head
+    }
+    pub fn push_front(&mut self, k: K) {
+        debug_assert!(!self.contains(k));
+        let old = self.head;
+        self.links.insert(k, (None, old));
+        match old {
+            Some(o) => self.links.get_mut(&o).unwrap().0 = Some(k),
+            None => self.tail = Some(k),
+        }
+        self.head = Some(k);
+    }
+    pub fn push_back(&mut self, k: K) {
+        debug_assert!(!self.contains(k));
+        let old = self.tail;
+        self.links.insert(k, (old, None));
+        match old {
+            Some(o) => self.links.get_mut(&o).unwrap().1 = Some(k),
+            None => self.head = Some(k),
+        }
+        self.tail = Some(k);
+    }
+    pub fn remove(&mut self, k: K) -> bool {
+        let Some((p, n)) = self.links.remove(&k) else {
+            return false;
+        };
+        match p {
+            Some(p) => self.links.get_mut(&p).unwrap().1 = n,
+            None => self.head = n,
+        }
+        match n {
+            Some(n) => self.links.get_mut(&n).unwrap().0 = p,
+            None => self.tail = p,
+        }
+        true
+    }
+    pub fn next(&self, k: K) -> Option<K> {
+        self.links.get(&k).and_then(|l| l.1)
+    }
+    /// Keys from head to tail.
+    pub fn to_vec(&self) -> Vec<K> {
+        let mut v = Vec::with_capacity(self.links.len());
+        let mut c = self.head;
+        while let Some(k) = c {
+            v.push(k);
+            c = self.next(k);
+        }
+        v
+    }
+}

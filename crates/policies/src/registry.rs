@@ -1,0 +1,255 @@
+//! Names, aliases and scheduler specification strings.
+//!
+//! A spec is `NAME[:key=value[,key=value]...]`, e.g. `as:antic_expire=0,read_expire=250ms`.
+//! Keys are the policy's tunables (sysfs names) or the queue's (`nr_requests`,
+//! `max_sectors_kb`, `queue_depth`, `plugging`, `unplug_thresh`, `unplug_delay`, `hz`).
+//! A list of specs is comma separated; a comma-separated item that contains `=` continues
+//! the previous spec's settings: `deadline,as,as:nr_requests=8192,antic_expire=0`.
+
+use crate::{Anticipatory, Cfq, CfqV1, Deadline, Noop};
+use iosched_core::{Hz, QUEUE_TUNABLES, Queue, QueueConfig, Scheduler, TunableError};
+use std::fmt;
+
+/// A registered policy.
+#[derive(Copy, Clone, Debug)]
+pub struct Info {
+    /// The kernel's name.
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    /// Which kernel the implementation follows.
+    pub follows: &'static str,
+    pub summary: &'static str,
+}
+
+pub const SCHEDULERS: &[Info] = &[
+    Info {
+        name: "noop",
+        aliases: &["none"],
+        follows: "Linux 2.6.20 block/noop-iosched.c",
+        summary: "FIFO; merging only",
+    },
+    Info {
+        name: "deadline",
+        aliases: &[],
+        follows: "Linux 2.6.20 block/deadline-iosched.c",
+        summary: "sector-sorted batches per direction with FIFO deadlines; reads preferred",
+    },
+    Info {
+        name: "anticipatory",
+        aliases: &["as"],
+        follows: "Linux 2.6.20 block/as-iosched.c",
+        summary: "deadline-like read/write batches plus anticipation of a process's next read",
+    },
+    Info {
+        name: "cfq",
+        aliases: &[],
+        follows: "Linux 2.6.20 block/cfq-iosched.c (+ 2007 defer_slice_start option)",
+        summary: "per-process queues served in time slices with idling; I/O priorities",
+    },
+    Info {
+        name: "cfq-v1",
+        aliases: &["cfq1"],
+        follows: "CFQ #2 of Feb 2003 (2.5.61-mm1); 2.6.6 / 2.6.8 as options",
+        summary: "original CFQ: per-process queues refilled round-robin, no slices, no idling",
+    },
+];
+
+fn lookup(name: &str) -> Option<&'static Info> {
+    let n = name.trim().to_ascii_lowercase();
+    SCHEDULERS
+        .iter()
+        .find(|i| i.name == n || i.aliases.contains(&n.as_str()))
+}
+
+fn all_names() -> Vec<String> {
+    SCHEDULERS
+        .iter()
+        .map(|i| {
+            if i.aliases.is_empty() {
+                i.name.to_string()
+            } else {
+                format!("{} (alias {})", i.name, i.aliases.join(", "))
+            }
+        })
+        .collect()
+}
+
+/// A fresh instance of a policy by canonical name, at the given tick rate.
+pub fn new_scheduler(name: &str, hz: Hz) -> Option<Box<dyn Scheduler>> {
+    let info = lookup(name)?;
+    Some(match info.name {
+        "noop" => Box::new(Noop::new()),
+        "deadline" => Box::new(Deadline::new(hz)),
+        "anticipatory" => Box::new(Anticipatory::new(hz)),
+        "cfq" => Box::new(Cfq::new(hz)),
+        "cfq-v1" => Box::new(CfqV1::new()),
+        _ => unreachable!(),
+    })
+}
+
+/// A parsed scheduler specification.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchedSpec {
+    /// Canonical policy name.
+    pub name: &'static str,
+    /// `key=value` settings in the order written.
+    pub settings: Vec<(String, String)>,
+    /// The text as the user wrote it (used to label report rows).
+    pub text: String,
+}
+
+impl fmt::Display for SchedSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl SchedSpec {
+    /// Parse one spec: `NAME[:key=value,...]`.
+    pub fn parse(text: &str) -> Result<SchedSpec, TunableError> {
+        let mut v = parse_list(text)?;
+        if v.len() != 1 {
+            return Err(TunableError::Syntax {
+                spec: text.into(),
+                expected: "exactly one scheduler (NAME[:key=value,...])".into(),
+            });
+        }
+        Ok(v.remove(0))
+    }
+
+    /// Add a setting (from `--set key=value`); later settings win.
+    pub fn with_setting(mut self, key: &str, value: &str) -> Self {
+        self.settings.push((key.to_string(), value.to_string()));
+        self
+    }
+
+    /// Build the queue configuration and the configured policy, validating every setting.
+    pub fn build(&self) -> Result<(QueueConfig, Box<dyn Scheduler>), TunableError> {
+        let mut cfg = QueueConfig::default();
+        // The tick rate first: policy defaults depend on it.
+        for (k, v) in self.settings.iter().filter(|(k, _)| k == "hz") {
+            cfg.set(k, v)?;
+        }
+        let mut sched = new_scheduler(self.name, cfg.hz).expect("registered");
+        for (k, v) in &self.settings {
+            if k == "hz" {
+                continue;
+            }
+            if let Some(spec) = sched.tunables().iter().find(|s| s.name == k) {
+                let val = spec.parse(v)?;
+                sched.set_tunable(k, val);
+            } else if !cfg.set(k, v)? {
+                let mut allowed: Vec<String> = sched
+                    .tunables()
+                    .iter()
+                    .map(|s| s.name.to_string())
+                    .collect();
+                allowed.extend(QUEUE_TUNABLES.iter().map(|s| s.name.to_string()));
+                return Err(TunableError::UnknownTunable {
+                    scheduler: self.name.into(),
+                    name: k.clone(),
+                    allowed,
+                });
+            }
+        }
+        Ok((cfg, sched))
+    }
+
+    /// Build a ready [`Queue`].
+    pub fn queue(&self) -> Result<Queue, TunableError> {
+        let (cfg, sched) = self.build()?;
+        Ok(Queue::new(cfg, sched))
+    }
+}
+
+/// Parse a comma-separated list of specs.
+pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
+    let mut out: Vec<SchedSpec> = Vec::new();
+    let mut open = false; // the last spec had a colon, so `k=v` items continue it
+    for raw in text.split(',') {
+        let item = raw.trim();
+        if item.is_empty() {
+            return Err(TunableError::Syntax {
+                spec: text.into(),
+                expected: "no empty items between commas".into(),
+            });
+        }
+        if item.contains('=') && !item.contains(':') {
+            let Some(last) = out.last_mut().filter(|_| open) else {
+                return Err(TunableError::Syntax {
+                    spec: text.into(),
+                    expected: format!(
+                        "setting `{item}` must follow a scheduler name and a colon, e.g. as:{item}"
+                    ),
+                });
+            };
+            let (k, v) = split_kv(item, text)?;
+            last.settings.push((k, v));
+            last.text.push(',');
+            last.text.push_str(item);
+            continue;
+        }
+        let (name, first) = match item.split_once(':') {
+            Some((n, rest)) => (n.trim(), Some(rest.trim())),
+            None => (item, None),
+        };
+        let info = lookup(name).ok_or_else(|| TunableError::UnknownScheduler {
+            name: name.to_string(),
+            allowed: all_names(),
+        })?;
+        let mut spec = SchedSpec {
+            name: info.name,
+            settings: Vec::new(),
+            text: item.to_string(),
+        };
+        open = first.is_some();
+        if let Some(kv) = first {
+            let (k, v) = split_kv(kv, text)?;
+            spec.settings.push((k, v));
+        }
+        out.push(spec);
+    }
+    if out.is_empty() {
+        return Err(TunableError::Syntax {
+            spec: text.into(),
+            expected: "at least one scheduler name".into(),
+        });
+    }
+    Ok(out)
+}
+
+fn split_kv(item: &str, whole: &str) -> Result<(String, String), TunableError> {
+    match item.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
+            Ok((k.trim().to_string(), v.trim().to_string()))
+        }
+        _ => Err(TunableError::Syntax {
+            spec: whole.into(),
+            expected: format!("`key=value`, got `{item}`"),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_with_settings() {
+        let v = parse_list("deadline,as,as:nr_requests=8192,antic_expire=0").unwrap();
+        assert_eq!(v.len(), 3);
+        assert_eq!(v[1].name, "anticipatory");
+        assert_eq!(v[2].settings.len(), 2);
+        assert_eq!(v[2].text, "as:nr_requests=8192,antic_expire=0");
+    }
+
+    #[test]
+    fn setting_without_colon_is_an_error() {
+        let e = parse_list("as,antic_expire=0").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("must follow a scheduler name and a colon"),
+            "{e}"
+        );
+    }
+}
