@@ -667,6 +667,11 @@ impl Queue {
             self.last_merge = Some(id);
             return Some(Admission::Merged { into: id, kind });
         }
+        if kind == MergeKind::Back {
+            // elv_rqhash_reposition: the request's end moved.
+            self.hash.remove(&(old_end, id));
+            self.hash.insert((rq.end(), id));
+        }
         // Try to close the gap to the neighbour (attempt_back_merge / attempt_front_merge).
         let coalesced = match kind {
             MergeKind::Back => self
@@ -687,10 +692,6 @@ impl Queue {
                 })
             }
             None => {
-                if kind == MergeKind::Back {
-                    self.hash.remove(&(old_end, id));
-                    self.hash.insert((rq.end(), id));
-                }
                 let mut ctx = Ctx::new(&mut self.list);
                 self.sched.merged(now, &rq, kind, &mut ctx);
                 let kicked = ctx.kicked();

@@ -18,6 +18,7 @@ pub mod common;
 pub mod deadline;
 pub mod noop;
 pub mod registry;
+pub mod scenario;
 
 pub use anticipatory::Anticipatory;
 pub use cfq::Cfq;

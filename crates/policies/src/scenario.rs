@@ -1,0 +1,451 @@
+//! Scenario scripts: a tiny text format that drives a [`Queue`] by hand and checks its
+//! decisions. Used for the golden tests of every policy, and by `iosched scenario FILE`.
+//!
+//! ```text
+//! # comments start with '#'
+//! sched as:antic_expire=6          # the scheduler spec (first command)
+//! set read_expire=125              # more settings, before the first input
+//! at 10ms                          # advance time; timers due on the way fire in order
+//! arrive r1 read 1000+8 owner=1    # submit: NAME OP SECTOR+LEN owner=N [sync] [meta] [prio=be/4]
+//! complete r1                      # the device finished r1 (also: complete r1 err=5)
+//! exit 1                           # owner 1 exited
+//! unplug | drain | timeout         # other inputs
+//! expect dispatch r1 r2            # the next requests the queue issued, in order
+//! expect dispatch r1@10ms          # ... at that time
+//! expect none                      # nothing issued that was not yet expected
+//! expect timeout 16ms              # poll_timeout() (or: expect timeout none)
+//! expect state antic_status=ANTIC_WAIT_NEXT batch_dir=sync   # policy state (debug_state)
+//! expect admitted r5 | expect waiting r5 | expect merged r2 r1
+//! expect inflight 1
+//! ```
+//!
+//! After every input the runner acts as a driver: it takes everything `poll_dispatch`
+//! releases and logs it; `expect dispatch` consumes that log. `run` returns a transcript
+//! of everything that happened, which golden tests compare with a stored copy.
+
+use crate::registry::SchedSpec;
+use iosched_core::{Admission, Event, Instant, IoPrio, Op, Owner, Queue, Request, Status};
+use std::collections::{HashMap, VecDeque};
+use std::fmt::Write as _;
+
+/// A failed expectation or a malformed line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+struct Runner {
+    queue: Option<Queue>,
+    spec: Option<SchedSpec>,
+    now: Instant,
+    names: HashMap<String, u64>,
+    by_id: HashMap<u64, String>,
+    dispatched: VecDeque<(Instant, u64)>,
+    admissions: HashMap<u64, &'static str>,
+    merges: HashMap<u64, u64>,
+    out: String,
+    line: usize,
+}
+
+fn parse_time(t: &str) -> Option<Instant> {
+    let t = t.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1_000_000.0)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1_000.0)
+    } else if let Some(n) = t.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        return None;
+    };
+    let v: f64 = num.parse().ok()?;
+    if v < 0.0 {
+        return None;
+    }
+    Some(Instant::from_nanos((v * mult).round() as u64))
+}
+
+impl Runner {
+    fn err<T>(&self, msg: impl Into<String>) -> Result<T, ScenarioError> {
+        Err(ScenarioError {
+            line: self.line,
+            message: msg.into(),
+        })
+    }
+
+    fn q(&mut self) -> Result<&mut Queue, ScenarioError> {
+        if self.queue.is_none() {
+            let Some(spec) = &self.spec else {
+                return self.err("no `sched` line before the first input");
+            };
+            let q = spec.queue().map_err(|e| ScenarioError {
+                line: self.line,
+                message: e.to_string(),
+            })?;
+            self.queue = Some(q);
+        }
+        Ok(self.queue.as_mut().unwrap())
+    }
+
+    fn name(&self, id: u64) -> String {
+        self.by_id
+            .get(&id)
+            .cloned()
+            .unwrap_or_else(|| id.to_string())
+    }
+
+    fn id(&self, name: &str) -> Result<u64, ScenarioError> {
+        match self.names.get(name) {
+            Some(&i) => Ok(i),
+            None => self.err(format!("unknown request `{name}`")),
+        }
+    }
+
+    /// Act as the driver after an input: issue what the queue releases, note events.
+    fn settle(&mut self) -> Result<(), ScenarioError> {
+        let now = self.now;
+        let mut issued = Vec::new();
+        let mut events = Vec::new();
+        {
+            let q = self.q()?;
+            while let Some(rq) = q.poll_dispatch(now) {
+                issued.push(rq.id);
+            }
+            while let Some(e) = q.poll_event() {
+                events.push(e);
+            }
+        }
+        for id in issued {
+            let _ = writeln!(self.out, "  -> dispatch {} @{}", self.name(id), now);
+            self.dispatched.push_back((now, id));
+        }
+        for e in events {
+            match e {
+                Event::Admitted { id } => {
+                    self.admissions.insert(id, "admitted");
+                    let _ = writeln!(self.out, "  -> admitted {}", self.name(id));
+                }
+                Event::Coalesced { id, into } => {
+                    self.merges.insert(id, into);
+                    let _ = writeln!(
+                        self.out,
+                        "  -> coalesced {} into {}",
+                        self.name(id),
+                        self.name(into)
+                    );
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self, to: Instant) -> Result<(), ScenarioError> {
+        if to < self.now {
+            return self.err(format!("time goes backwards: {} < {}", to, self.now));
+        }
+        loop {
+            let t = self.q()?.poll_timeout();
+            match t {
+                Some(t) if t <= to => {
+                    self.now = self.now.max(t);
+                    let now = self.now;
+                    self.q()?.handle_timeout(now);
+                    let _ = writeln!(self.out, "  timer @{now}");
+                    self.settle()?;
+                }
+                _ => break,
+            }
+        }
+        self.now = to;
+        Ok(())
+    }
+
+    fn command(&mut self, words: &[&str]) -> Result<(), ScenarioError> {
+        match words[0] {
+            "sched" => {
+                if self.queue.is_some() {
+                    return self.err("`sched` after the first input");
+                }
+                let text = words[1..].join(" ");
+                let spec = SchedSpec::parse(&text).map_err(|e| ScenarioError {
+                    line: self.line,
+                    message: e.to_string(),
+                })?;
+                self.spec = Some(spec);
+            }
+            "set" => {
+                if self.queue.is_some() {
+                    return self.err("`set` after the first input");
+                }
+                let Some(mut spec) = self.spec.take() else {
+                    return self.err("`set` before `sched`");
+                };
+                for kv in &words[1..] {
+                    let Some((k, v)) = kv.split_once('=') else {
+                        return self.err(format!("expected key=value, got `{kv}`"));
+                    };
+                    spec = spec.with_setting(k, v);
+                }
+                // Validate now, so the error points at this line.
+                spec.build().map_err(|e| ScenarioError {
+                    line: self.line,
+                    message: e.to_string(),
+                })?;
+                self.spec = Some(spec);
+            }
+            "at" => {
+                let Some(t) = words.get(1).and_then(|t| parse_time(t)) else {
+                    return self.err("expected `at TIME` with a unit, e.g. at 6ms");
+                };
+                self.q()?;
+                self.advance(t)?;
+            }
+            "arrive" => self.arrive(&words[1..])?,
+            "complete" => {
+                let Some(name) = words.get(1) else {
+                    return self.err("expected `complete NAME`");
+                };
+                let id = self.id(name)?;
+                let status = match words.get(2) {
+                    None => Status::Ok,
+                    Some(s) => match s.strip_prefix("err=").and_then(|e| e.parse().ok()) {
+                        Some(e) => Status::Error(e),
+                        None => return self.err(format!("expected err=N, got `{s}`")),
+                    },
+                };
+                let now = self.now;
+                self.q()?.handle_completion(now, id, status);
+                self.settle()?;
+            }
+            "exit" => {
+                let Some(o) = words.get(1).and_then(|o| o.parse().ok()) else {
+                    return self.err("expected `exit OWNER`");
+                };
+                let now = self.now;
+                self.q()?.handle_owner_exit(now, Owner(o));
+                self.settle()?;
+            }
+            "unplug" => {
+                let now = self.now;
+                self.q()?.handle_unplug(now);
+                self.settle()?;
+            }
+            "drain" => {
+                let now = self.now;
+                self.q()?.drain(now);
+                self.settle()?;
+            }
+            "timeout" => {
+                let now = self.now;
+                self.q()?.handle_timeout(now);
+                self.settle()?;
+            }
+            "expect" => self.expect(&words[1..])?,
+            other => return self.err(format!("unknown command `{other}`")),
+        }
+        Ok(())
+    }
+
+    fn arrive(&mut self, w: &[&str]) -> Result<(), ScenarioError> {
+        if w.len() < 4 {
+            return self.err("expected `arrive NAME OP SECTOR+LEN owner=N [sync] [meta] [prio=P]`");
+        }
+        let name = w[0].to_string();
+        if self.names.contains_key(&name) {
+            return self.err(format!("request name `{name}` used twice"));
+        }
+        let op = match w[1] {
+            "read" => Op::Read,
+            "write" => Op::Write,
+            "flush" => Op::Flush,
+            "discard" => Op::Discard,
+            o => return self.err(format!("unknown op `{o}` (read, write, flush, discard)")),
+        };
+        let Some((s, l)) = w[2].split_once('+') else {
+            return self.err("expected SECTOR+LEN");
+        };
+        let (Ok(sector), Ok(len)) = (s.parse::<u64>(), l.parse::<u32>()) else {
+            return self.err("expected SECTOR+LEN as numbers");
+        };
+        let mut owner = None;
+        let mut rq = Request::read(0, sector, len, Owner(0), self.now);
+        rq.op = op;
+        rq.sync = op == Op::Read;
+        for opt in &w[3..] {
+            if let Some(o) = opt.strip_prefix("owner=") {
+                owner = o.parse().ok();
+            } else if *opt == "sync" {
+                rq.sync = true;
+            } else if *opt == "meta" {
+                rq.meta = true;
+            } else if let Some(p) = opt.strip_prefix("prio=") {
+                rq.prio = IoPrio::parse(p).map_err(|m| ScenarioError {
+                    line: self.line,
+                    message: m,
+                })?;
+            } else {
+                return self.err(format!("unknown option `{opt}`"));
+            }
+        }
+        let Some(owner) = owner else {
+            return self.err("missing owner=N");
+        };
+        rq.owner = Owner(owner);
+        let id = self.names.len() as u64 + 1;
+        rq.id = id;
+        self.names.insert(name.clone(), id);
+        self.by_id.insert(id, name.clone());
+        let now = self.now;
+        let adm = self.q()?.handle_arrival(now, rq);
+        match adm {
+            Admission::Queued => {
+                self.admissions.insert(id, "queued");
+            }
+            Admission::Wait => {
+                self.admissions.insert(id, "waiting");
+                let _ = writeln!(self.out, "  -> waiting for a request slot");
+            }
+            Admission::Merged { into, kind } => {
+                self.admissions.insert(id, "merged");
+                self.merges.insert(id, into);
+                let _ = writeln!(
+                    self.out,
+                    "  -> merged into {} ({:?})",
+                    self.name(into),
+                    kind
+                );
+            }
+        }
+        self.settle()
+    }
+
+    fn expect(&mut self, w: &[&str]) -> Result<(), ScenarioError> {
+        match w.first().copied() {
+            Some("dispatch") => {
+                for item in &w[1..] {
+                    let (name, at) = match item.split_once('@') {
+                        Some((n, t)) => (n, Some(parse_time(t).ok_or_else(|| ScenarioError { line: self.line, message: format!("bad time in `{item}`") })?)),
+                        None => (*item, None),
+                    };
+                    let want = self.id(name)?;
+                    match self.dispatched.pop_front() {
+                        None => return self.err(format!("expected dispatch of {name}, but nothing was dispatched")),
+                        Some((t, got)) => {
+                            if got != want {
+                                return self.err(format!("expected dispatch of {name}, got {} @{t}", self.name(got)));
+                            }
+                            if let Some(at) = at
+                                && at != t
+                            {
+                                return self.err(format!("{name} was dispatched @{t}, expected @{at}"));
+                            }
+                        }
+                    }
+                }
+            }
+            Some("none") => {
+                if let Some((t, id)) = self.dispatched.front() {
+                    return self.err(format!("expected no dispatch, but {} was dispatched @{t}", self.name(*id)));
+                }
+            }
+            Some("timeout") => {
+                let got = self.q()?.poll_timeout();
+                let want = match w.get(1) {
+                    Some(&"none") => None,
+                    Some(t) => Some(parse_time(t).ok_or_else(|| ScenarioError { line: self.line, message: format!("bad time `{t}`") })?),
+                    None => return self.err("expected `expect timeout TIME|none`"),
+                };
+                if got != want {
+                    let f = |x: Option<Instant>| x.map(|t| t.to_string()).unwrap_or_else(|| "none".into());
+                    return self.err(format!("expected timeout {}, got {}", f(want), f(got)));
+                }
+            }
+            Some("state") => {
+                let state = self.q()?.scheduler().debug_state();
+                for kv in &w[1..] {
+                    let Some((k, v)) = kv.split_once('=') else { return self.err(format!("expected key=value, got `{kv}`")) };
+                    let got = state.iter().find(|(sk, _)| sk == k).map(|(_, sv)| sv.clone());
+                    match got {
+                        None => {
+                            let keys: Vec<&str> = state.iter().map(|(k, _)| k.as_str()).collect();
+                            return self.err(format!("no state `{k}`; known: {}", keys.join(", ")));
+                        }
+                        Some(g) if g == v || g.split_whitespace().any(|t| t == v) => {}
+                        Some(g) => return self.err(format!("state {k}: expected {v}, got {g}")),
+                    }
+                }
+            }
+            Some(kind @ ("admitted" | "waiting" | "queued")) => {
+                let Some(name) = w.get(1) else { return self.err(format!("expected `expect {kind} NAME`")) };
+                let id = self.id(name)?;
+                let got = self.admissions.get(&id).copied().unwrap_or("unknown");
+                if got != kind {
+                    return self.err(format!("{name}: expected {kind}, got {got}"));
+                }
+            }
+            Some("merged") => {
+                let (Some(a), Some(b)) = (w.get(1), w.get(2)) else { return self.err("expected `expect merged NAME INTO`") };
+                let (a, b) = (self.id(a)?, self.id(b)?);
+                if self.merges.get(&a) != Some(&b) {
+                    return self.err(format!("{} was not merged into {}", self.name(a), self.name(b)));
+                }
+            }
+            Some("inflight") => {
+                let Some(n) = w.get(1).and_then(|n| n.parse::<u32>().ok()) else { return self.err("expected `expect inflight N`") };
+                let got = self.q()?.in_flight();
+                if got != n {
+                    return self.err(format!("expected {n} in flight, got {got}"));
+                }
+            }
+            _ => return self.err("expected one of: dispatch, none, timeout, state, admitted, waiting, queued, merged, inflight"),
+        }
+        Ok(())
+    }
+}
+
+/// Run a scenario script; returns its transcript or the first failure.
+pub fn run(script: &str) -> Result<String, ScenarioError> {
+    let mut r = Runner {
+        queue: None,
+        spec: None,
+        now: Instant::ZERO,
+        names: HashMap::new(),
+        by_id: HashMap::new(),
+        dispatched: VecDeque::new(),
+        admissions: HashMap::new(),
+        merges: HashMap::new(),
+        out: String::new(),
+        line: 0,
+    };
+    for (i, raw) in script.lines().enumerate() {
+        r.line = i + 1;
+        let line = raw.split('#').next().unwrap().trim();
+        if line.is_empty() {
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let _ = writeln!(r.out, "{line}");
+        r.command(&words)?;
+    }
+    if let Some(q) = &r.queue {
+        let mut state = q.scheduler().debug_state();
+        state.retain(|(k, _)| !k.contains('.'));
+        let _ = writeln!(r.out, "# final state at {}:", r.now);
+        for (k, v) in state {
+            let _ = writeln!(r.out, "#   {k} = {v}");
+        }
+    }
+    Ok(r.out)
+}

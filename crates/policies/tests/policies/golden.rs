@@ -1,0 +1,45 @@
+//! Golden scenario tests: every `tests/golden/*.scn` script must pass its own `expect`
+//! lines, and its transcript must equal the stored `*.out` file. Regenerate the stored
+//! transcripts with `IOSCHED_BLESS=1 cargo test -p iosched-policies` after checking that
+//! a change in behaviour is intended.
+
+use std::path::PathBuf;
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+#[test]
+fn golden_scenarios() {
+    let bless = std::env::var_os("IOSCHED_BLESS").is_some();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(golden_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "scn"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "golden scenarios missing");
+    let mut failures = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        let script = std::fs::read_to_string(f).unwrap();
+        match iosched_policies::scenario::run(&script) {
+            Err(e) => failures.push(format!("{name}: {e}")),
+            Ok(transcript) => {
+                let out = f.with_extension("out");
+                if bless || !out.exists() {
+                    std::fs::write(&out, &transcript).unwrap();
+                } else {
+                    let want = std::fs::read_to_string(&out).unwrap();
+                    if want != transcript {
+                        failures.push(format!(
+                            "{name}: transcript differs from {} (IOSCHED_BLESS=1 to accept)\n--- stored\n{want}\n--- now\n{transcript}",
+                            out.display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

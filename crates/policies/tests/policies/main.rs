@@ -1,0 +1,6 @@
+//! Integration tests of iosched-policies (one binary): golden scenarios, property tests
+//! of the invariants every policy keeps, and registry errors.
+
+mod golden;
+mod props;
+mod registry;
