@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod driver;
+pub mod fastmap;
 pub mod queue;
 pub mod request;
 pub mod scheduler;
@@ -20,6 +21,7 @@ pub mod trace;
 pub mod tunable;
 
 pub use driver::{Env, Input, Wake, run};
+pub use fastmap::{FastMap, FastSet};
 pub use queue::{Admission, Event, QUEUE_TUNABLES, Queue, QueueConfig, Segment, Segments};
 pub use request::{Dir, IoClass, IoPrio, Op, Owner, ReqId, Request, Status};
 pub use scheduler::{Ctx, Decision, DispatchList, MayQueue, MergeKind, Scheduler};

@@ -23,12 +23,13 @@
 //! `request_fn`: after an unplug, a completion, a policy kick or a barrier — so policies
 //! with side effects in `dispatch` (CFQ arming its idle timer) behave as in the kernel.
 
+use crate::fastmap::FastMap;
 use crate::request::{Dir, Op, Owner, ReqId, Request, Status};
 use crate::scheduler::{Ctx, DispatchList, MayQueue, MergeKind, Scheduler};
 use crate::time::{Duration, Hz, Instant};
 use crate::trace::Record;
 use crate::tunable::{Spec, TunableError};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// Queue-level settings (`/sys/block/<dev>/queue/*` and driver properties).
 #[derive(Clone, Debug, PartialEq)]
@@ -321,12 +322,14 @@ pub struct Queue {
     cfg: QueueConfig,
     sched: Box<dyn Scheduler>,
     list: DispatchList,
-    slots: HashMap<ReqId, Slot>,
-    /// Back-merge hash: (end sector, id) of mergeable requests.
-    hash: BTreeSet<(u64, ReqId)>,
+    slots: FastMap<ReqId, Slot>,
+    /// Back-merge hash: end sector → mergeable requests ending there.
+    hash: MergeHash,
+    /// Scratch buffer for ids the policy moved to the dispatch list.
+    moved: Vec<ReqId>,
     last_merge: Option<ReqId>,
     pool: Pool,
-    batching: HashMap<Owner, Batch>,
+    batching: FastMap<Owner, Batch>,
     in_flight: u32,
     plugged: bool,
     unplug_at: Option<Instant>,
@@ -357,11 +360,12 @@ impl Queue {
             cfg,
             sched,
             list: DispatchList::default(),
-            slots: HashMap::new(),
-            hash: BTreeSet::new(),
+            slots: FastMap::default(),
+            hash: MergeHash::default(),
+            moved: Vec::new(),
             last_merge: None,
             pool: Pool::default(),
-            batching: HashMap::new(),
+            batching: FastMap::default(),
             in_flight: 0,
             plugged: false,
             unplug_at: None,
@@ -508,7 +512,7 @@ impl Queue {
         let mergeable = !slot.nomerge;
         self.slots.insert(rq.id, slot);
         if mergeable {
-            self.hash.insert((rq.end(), rq.id));
+            self.hash.insert(rq.end(), rq.id);
             if self.last_merge.is_none() {
                 self.last_merge = Some(rq.id);
             }
@@ -532,8 +536,9 @@ impl Queue {
     /// merge hash (unless the policy keeps them mergeable); a kick runs the queue.
     fn after_policy(&mut self, kicked: bool) {
         let keep = self.sched.dispatched_mergeable();
-        let moved: Vec<ReqId> = self.list.take_moved().collect();
-        for id in moved {
+        let mut moved = std::mem::take(&mut self.moved);
+        moved.extend(self.list.take_moved());
+        for &id in &moved {
             let slot = self
                 .slots
                 .get_mut(&id)
@@ -545,12 +550,14 @@ impl Queue {
             }
             if !keep {
                 let end = slot.rq.end();
-                self.hash.remove(&(end, id));
+                self.hash.remove(end, id);
                 if self.last_merge == Some(id) {
                     self.last_merge = None;
                 }
             }
         }
+        moved.clear();
+        self.moved = moved;
         if kicked {
             self.run = true;
         }
@@ -559,9 +566,8 @@ impl Queue {
     fn mergeable(&self, slot: &Slot, bio: &Request) -> bool {
         let state_ok = match slot.state {
             State::Sorted => true,
-            State::Dispatched => {
-                self.sched.dispatched_mergeable() && self.list.contains(slot.rq.id)
-            }
+            // On the dispatch list and not yet started.
+            State::Dispatched => self.sched.dispatched_mergeable(),
             State::InFlight => false,
         };
         state_ok
@@ -585,28 +591,9 @@ impl Queue {
             }
         }
         if found.is_none() {
-            // The hash lookup returns the first live entry with that end; unmergeable
-            // entries met on the way are dropped, as the kernel does lazily.
-            let mut stale = Vec::new();
-            let mut hit = None;
-            for &(end, id) in self.hash.range((bio.sector, 0)..=(bio.sector, u64::MAX)) {
-                let slot = &self.slots[&id];
-                let live = match slot.state {
-                    State::Sorted => !slot.nomerge,
-                    State::Dispatched => self.sched.dispatched_mergeable() && !slot.nomerge,
-                    State::InFlight => false,
-                };
-                if !live {
-                    stale.push((end, id));
-                    continue;
-                }
-                hit = Some(id);
-                break;
-            }
-            for k in stale {
-                self.hash.remove(&k);
-            }
-            if let Some(id) = hit
+            // The hash lookup returns the first live entry with that end (stale entries are
+            // removed eagerly when requests leave the policy, so all entries are live).
+            if let Some(id) = self.hash.first(bio.sector)
                 && self.mergeable(&self.slots[&id], bio)
             {
                 found = Some((id, MergeKind::Back));
@@ -625,6 +612,8 @@ impl Queue {
         let slot = self.slots.get_mut(&id).unwrap();
         if slot.rq.len_sectors + bio.len_sectors > self.cfg.max_sectors {
             slot.nomerge = true;
+            let end = slot.rq.end();
+            self.hash.remove(end, id);
             if self.last_merge == Some(id) {
                 self.last_merge = None;
             }
@@ -662,15 +651,15 @@ impl Queue {
         if state == State::Dispatched {
             // 2003 CFQ: growing a request already on the dispatch list.
             self.list.update(&rq);
-            self.hash.remove(&(old_end, id));
-            self.hash.insert((rq.end(), id));
+            self.hash.remove(old_end, id);
+            self.hash.insert(rq.end(), id);
             self.last_merge = Some(id);
             return Some(Admission::Merged { into: id, kind });
         }
         if kind == MergeKind::Back {
             // elv_rqhash_reposition: the request's end moved.
-            self.hash.remove(&(old_end, id));
-            self.hash.insert((rq.end(), id));
+            self.hash.remove(old_end, id);
+            self.hash.insert(rq.end(), id);
         }
         // Try to close the gap to the neighbour (attempt_back_merge / attempt_front_merge).
         let coalesced = match kind {
@@ -734,9 +723,9 @@ impl Queue {
         a.rq.prio = crate::request::IoPrio::best(a.rq.prio, next.rq.prio);
         let rq = a.rq;
         self.sched.merge_requests(now, &rq, &next.rq);
-        self.hash.remove(&(old_end, rq_id));
-        self.hash.remove(&(next.rq.end(), next_id));
-        self.hash.insert((rq.end(), rq_id));
+        self.hash.remove(old_end, rq_id);
+        self.hash.remove(next.rq.end(), next_id);
+        self.hash.insert(rq.end(), rq_id);
         if self.last_merge == Some(next_id) {
             self.last_merge = None;
         }
@@ -935,7 +924,7 @@ impl Queue {
         if self.last_merge == Some(rq.id) {
             self.last_merge = None;
         }
-        self.hash.remove(&(rq.end(), rq.id));
+        self.hash.remove(rq.end(), rq.id);
         self.in_flight += 1;
         if sorted {
             self.sched.activate(now, &rq);
@@ -1075,5 +1064,39 @@ impl Queue {
 
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+}
+
+/// The back-merge hash (`elv_rqhash`): requests by end sector. Almost always one request
+/// per end; the rare second one (overlapping requests) goes to a small overflow list.
+#[derive(Debug, Default)]
+struct MergeHash {
+    first: FastMap<u64, ReqId>,
+    overflow: Vec<(u64, ReqId)>,
+}
+
+impl MergeHash {
+    fn insert(&mut self, end: u64, id: ReqId) {
+        if let Some(&old) = self.first.get(&end) {
+            if old != id && !self.overflow.contains(&(end, id)) {
+                self.overflow.push((end, id));
+            }
+        } else {
+            self.first.insert(end, id);
+        }
+    }
+    fn remove(&mut self, end: u64, id: ReqId) {
+        if self.first.get(&end) == Some(&id) {
+            self.first.remove(&end);
+            if let Some(i) = self.overflow.iter().position(|&(e, _)| e == end) {
+                let (_, other) = self.overflow.swap_remove(i);
+                self.first.insert(end, other);
+            }
+        } else if let Some(i) = self.overflow.iter().position(|&x| x == (end, id)) {
+            self.overflow.swap_remove(i);
+        }
+    }
+    fn first(&self, end: u64) -> Option<ReqId> {
+        self.first.get(&end).copied()
     }
 }

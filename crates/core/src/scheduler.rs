@@ -20,7 +20,7 @@
 use crate::request::{Dir, IoPrio, Owner, ReqId, Request, Status};
 use crate::time::Instant;
 use crate::tunable::Spec;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// What a dispatch call decided.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -175,15 +175,47 @@ pub trait Scheduler: Send {
 
 /// The generic dispatch queue (`q->queue_head`): requests the policy has released, in the
 /// order the driver will take them.
+///
+/// The kernel inserts with a linear scan from the tail (`elv_dispatch_sort`). CFQ 2.6.20
+/// can put a request from every busy non-idling queue on the list in one call, so the list
+/// may hold thousands of requests; a linear scan would make the simulator quadratic. While
+/// every request on the list arrived through `sort_in`, the list is in the form the scan
+/// maintains — requests at or beyond the boundary ascending, then those below it ascending
+/// — and is kept as two ordered maps, giving the scan's exact result in O(log n). Any
+/// other operation (append, explicit position, requeue, barrier) switches to a plain
+/// ordered list with the literal scan until the list next empties.
 #[derive(Debug, Default)]
 pub struct DispatchList {
-    items: VecDeque<Entry>,
+    mode: Mode,
     /// `q->end_sector`: the sort boundary (end of the last started request).
     end_sector: u64,
     /// `q->boundary_rq`: a request added with `add_tail` that set the boundary.
     boundary: Option<ReqId>,
+    /// Insertion counter: among equal sectors, later insertions go after earlier ones.
+    seq: u64,
     /// Ids moved here since the framework last looked.
     moved: Vec<ReqId>,
+}
+
+#[derive(Debug)]
+enum Mode {
+    /// Canonical form: `ahead` holds requests at or beyond the boundary, `behind` those
+    /// below it, each keyed by (sector, insertion order).
+    Sorted {
+        ahead: BTreeMap<(u64, u64), Request>,
+        behind: BTreeMap<(u64, u64), Request>,
+    },
+    /// Literal list.
+    Linear(VecDeque<Entry>),
+}
+
+impl Default for Mode {
+    fn default() -> Self {
+        Mode::Sorted {
+            ahead: BTreeMap::new(),
+            behind: BTreeMap::new(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -195,92 +227,166 @@ struct Entry {
 
 impl DispatchList {
     pub fn len(&self) -> usize {
-        self.items.len()
+        match &self.mode {
+            Mode::Sorted { ahead, behind } => ahead.len() + behind.len(),
+            Mode::Linear(v) => v.len(),
+        }
     }
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.len() == 0
     }
     /// The request at position `i` (0 = next to go to the driver).
     pub fn get(&self, i: usize) -> Option<&Request> {
-        self.items.get(i).map(|e| &e.rq)
+        match &self.mode {
+            Mode::Sorted { .. } => self.iter().nth(i),
+            Mode::Linear(v) => v.get(i).map(|e| &e.rq),
+        }
     }
-    pub fn iter(&self) -> impl Iterator<Item = &Request> {
-        self.items.iter().map(|e| &e.rq)
+    pub fn iter(&self) -> Box<dyn Iterator<Item = &Request> + '_> {
+        match &self.mode {
+            Mode::Sorted { ahead, behind } => Box::new(ahead.values().chain(behind.values())),
+            Mode::Linear(v) => Box::new(v.iter().map(|e| &e.rq)),
+        }
     }
     /// End sector of the request at the tail (CFQ's `last_sector` after a dispatch).
     pub fn tail_end(&self) -> Option<u64> {
-        self.items.back().map(|e| e.rq.end())
+        match &self.mode {
+            Mode::Sorted { ahead, behind } => behind
+                .values()
+                .next_back()
+                .or(ahead.values().next_back())
+                .map(|r| r.end()),
+            Mode::Linear(v) => v.back().map(|e| e.rq.end()),
+        }
     }
     pub fn end_sector(&self) -> u64 {
         self.end_sector
+    }
+
+    fn linear(&mut self) -> &mut VecDeque<Entry> {
+        if let Mode::Sorted { ahead, behind } = &mut self.mode {
+            let v: VecDeque<Entry> = std::mem::take(ahead)
+                .into_values()
+                .chain(std::mem::take(behind).into_values())
+                .map(|rq| Entry { rq, barrier: false })
+                .collect();
+            self.mode = Mode::Linear(v);
+        }
+        match &mut self.mode {
+            Mode::Linear(v) => v,
+            Mode::Sorted { .. } => unreachable!(),
+        }
     }
 
     /// `elv_dispatch_sort` (2.6.20): scan back from the tail, stopping at a barrier;
     /// requests at or beyond the boundary keep ascending order before those below it, so
     /// the list is a one-way sweep starting at the head position.
     pub fn sort_in(&mut self, rq: Request) {
+        self.moved.push(rq.id);
+        self.seq += 1;
         let boundary = self.end_sector;
-        let mut pos = self.items.len();
-        while pos > 0 {
-            let e = &self.items[pos - 1];
-            if e.barrier {
-                break;
-            }
-            let s = e.rq.sector;
-            if rq.sector >= boundary {
-                if s < boundary {
-                    pos -= 1;
-                    continue;
+        match &mut self.mode {
+            Mode::Sorted { ahead, behind } => {
+                let key = (rq.sector, self.seq);
+                if rq.sector >= boundary {
+                    ahead.insert(key, rq);
+                } else {
+                    behind.insert(key, rq);
                 }
-            } else if s >= boundary {
-                break;
             }
-            if rq.sector >= s {
-                break;
+            Mode::Linear(v) => {
+                let mut pos = v.len();
+                while pos > 0 {
+                    let e = &v[pos - 1];
+                    if e.barrier {
+                        break;
+                    }
+                    let s = e.rq.sector;
+                    if rq.sector >= boundary {
+                        if s < boundary {
+                            pos -= 1;
+                            continue;
+                        }
+                    } else if s >= boundary {
+                        break;
+                    }
+                    if rq.sector >= s {
+                        break;
+                    }
+                    pos -= 1;
+                }
+                v.insert(pos, Entry { rq, barrier: false });
             }
-            pos -= 1;
         }
-        self.insert(pos, rq);
     }
 
     /// `elv_dispatch_add_tail`: append and set the boundary to its end.
     pub fn add_tail(&mut self, rq: Request) {
         self.end_sector = rq.end();
         self.boundary = Some(rq.id);
-        self.push(self.items.len(), rq, false);
+        self.moved.push(rq.id);
+        self.linear().push_back(Entry { rq, barrier: false });
     }
 
     /// Insert at an explicit position (for policies with their own placement rule, like
     /// the 2003 CFQ).
     pub fn insert(&mut self, pos: usize, rq: Request) {
-        self.push(pos, rq, false);
+        self.moved.push(rq.id);
+        self.linear().insert(pos, Entry { rq, barrier: false });
     }
 
     /// Append a barrier (flush); nothing is sorted across it.
     pub(crate) fn add_barrier(&mut self, rq: Request) {
         self.end_sector = rq.end();
         self.boundary = Some(rq.id);
-        self.push(self.items.len(), rq, true);
+        self.moved.push(rq.id);
+        self.linear().push_back(Entry { rq, barrier: true });
     }
 
     /// Requeue: back at the head.
     pub(crate) fn add_front(&mut self, rq: Request) {
-        self.items.push_front(Entry { rq, barrier: false });
-    }
-
-    fn push(&mut self, pos: usize, rq: Request, barrier: bool) {
-        self.moved.push(rq.id);
-        self.items.insert(pos, Entry { rq, barrier });
+        self.linear().push_front(Entry { rq, barrier: false });
     }
 
     /// The driver takes the head (`elv_next_request` + dequeue); updates the boundary.
     pub(crate) fn pop_front(&mut self) -> Option<Request> {
-        let e = self.items.pop_front()?;
-        if self.boundary.is_none() || self.boundary == Some(e.rq.id) {
-            self.end_sector = e.rq.end();
+        let rq = match &mut self.mode {
+            Mode::Sorted { ahead, behind } => {
+                let from_ahead = !ahead.is_empty();
+                let rq = if from_ahead {
+                    ahead.pop_first()
+                } else {
+                    behind.pop_first()
+                }
+                .map(|(_, r)| r)?;
+                // The new boundary is this request's end. The form survives unless an
+                // overlapping request is now below it while placed before others.
+                let b = rq.end();
+                let canonical = if from_ahead {
+                    ahead.first_key_value().is_none_or(|(_, r)| r.sector >= b)
+                } else {
+                    // Only `behind` remained: it becomes the new `ahead` if all of it is
+                    // at or beyond the new boundary.
+                    behind.first_key_value().is_none_or(|(_, r)| r.sector >= b)
+                };
+                if !from_ahead && canonical {
+                    std::mem::swap(ahead, behind);
+                }
+                if !canonical {
+                    self.linear();
+                }
+                rq
+            }
+            Mode::Linear(v) => v.pop_front()?.rq,
+        };
+        if self.boundary.is_none() || self.boundary == Some(rq.id) {
+            self.end_sector = rq.end();
             self.boundary = None;
         }
-        Some(e.rq)
+        if self.is_empty() {
+            self.mode = Mode::default();
+        }
+        Some(rq)
     }
 
     pub(crate) fn take_moved(&mut self) -> std::vec::Drain<'_, ReqId> {
@@ -290,13 +396,9 @@ impl DispatchList {
     /// Update a request still on the list after a merge (2003 CFQ back-merges into
     /// dispatched requests).
     pub(crate) fn update(&mut self, rq: &Request) {
-        if let Some(e) = self.items.iter_mut().find(|e| e.rq.id == rq.id) {
+        if let Some(e) = self.linear().iter_mut().find(|e| e.rq.id == rq.id) {
             e.rq = *rq;
         }
-    }
-
-    pub(crate) fn contains(&self, id: ReqId) -> bool {
-        self.items.iter().any(|e| e.rq.id == id)
     }
 }
 
@@ -315,13 +417,60 @@ mod tests {
 
     #[test]
     fn dispatch_sort_is_one_way_from_the_boundary() {
-        let mut l = DispatchList::default();
-        l.end_sector = 1000;
-        for (i, s) in [1500, 200, 3000, 1200, 100].into_iter().enumerate() {
-            l.sort_in(r(i as u64, s));
+        for linear in [false, true] {
+            let mut l = DispatchList::default();
+            l.end_sector = 1000;
+            if linear {
+                l.linear();
+            }
+            for (i, s) in [1500, 200, 3000, 1200, 100, 1200].into_iter().enumerate() {
+                l.sort_in(r(i as u64, s));
+            }
+            // At or beyond 1000 ascending, then the wrapped part ascending; equal sectors
+            // keep arrival order.
+            assert_eq!(sectors(&l), vec![1200, 1200, 1500, 3000, 100, 200]);
+            assert_eq!(
+                l.iter().map(|r| r.id).collect::<Vec<_>>(),
+                vec![3, 5, 0, 2, 4, 1]
+            );
         }
-        // At or beyond 1000 ascending, then the wrapped part ascending.
-        assert_eq!(sectors(&l), vec![1200, 1500, 3000, 100, 200]);
+    }
+
+    /// The sorted mode gives exactly the literal scan's order, for any sequence of
+    /// sort_in and pop_front.
+    #[test]
+    fn sorted_mode_matches_the_literal_scan() {
+        let mut rng = 12345u64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for round in 0..200 {
+            let mut fast = DispatchList::default();
+            let mut slow = DispatchList::default();
+            slow.linear();
+            for step in 0..60u64 {
+                if next() % 3 == 0 {
+                    assert_eq!(
+                        fast.pop_front(),
+                        slow.pop_front(),
+                        "round {round} step {step}"
+                    );
+                    if slow.is_empty() {
+                        slow.linear();
+                    }
+                } else {
+                    let len = 1 + (next() % 16) as u32;
+                    let rq = Request::read(step, next() % 400, len, Owner(1), Instant::ZERO);
+                    fast.sort_in(rq);
+                    slow.sort_in(rq);
+                }
+                assert_eq!(sectors(&fast), sectors(&slow), "round {round} step {step}");
+                assert_eq!(fast.end_sector(), slow.end_sector());
+            }
+        }
     }
 
     #[test]

@@ -31,10 +31,9 @@
 
 use crate::common::{Fifo, IoStats, SortTree, choose_by_position};
 use iosched_core::{
-    Ctx, Decision, Dir, Hz, Instant, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request, Scheduler,
-    Spec, Status,
+    Ctx, Decision, Dir, FastMap, Hz, Instant, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request,
+    Scheduler, Spec, Status,
 };
-use std::collections::HashMap;
 
 const SYNC: usize = 1;
 const ASYNC: usize = 0;
@@ -179,7 +178,7 @@ pub struct Anticipatory {
     merge_swaps_ioc: bool,
     merge_stamps_ioc_quirk: bool,
 
-    rqs: HashMap<ReqId, AsRq>,
+    rqs: FastMap<ReqId, AsRq>,
     sort: [SortTree; 2],
     fifo: [Fifo; 2],
     next_rq: [Option<ReqId>; 2],
@@ -209,7 +208,7 @@ pub struct Anticipatory {
     ioc_finished: bool,
     nr_dispatched: u32,
 
-    aics: HashMap<Owner, Aic>,
+    aics: FastMap<Owner, Aic>,
 }
 
 impl Anticipatory {
@@ -227,7 +226,7 @@ impl Anticipatory {
             initial_batch_async_quirk: true,
             merge_swaps_ioc: false,
             merge_stamps_ioc_quirk: true,
-            rqs: HashMap::new(),
+            rqs: FastMap::default(),
             sort: Default::default(),
             fifo: Default::default(),
             next_rq: [None; 2],
@@ -253,7 +252,7 @@ impl Anticipatory {
             io_context: None,
             ioc_finished: false,
             nr_dispatched: 0,
-            aics: HashMap::new(),
+            aics: FastMap::default(),
         };
         s.batch_dir = ASYNC;
         s

@@ -24,10 +24,9 @@
 
 use crate::common::{Fifo, IoStats, SortTree, choose_by_position};
 use iosched_core::{
-    Ctx, Decision, Dir, Hz, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request,
-    Scheduler, Spec, Status,
+    Ctx, Decision, Dir, FastMap, Hz, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId,
+    Request, Scheduler, Spec, Status,
 };
-use std::collections::HashMap;
 
 const ASYNC: usize = 0;
 const SYNC: usize = 1;
@@ -156,6 +155,8 @@ struct Cfqq {
     class: IoClass,
     org_class: IoClass,
     on_rr: bool,
+    /// Part of the leading run of `queue_new` queues of its list (see `run_last`).
+    in_run: bool,
     wait_request: bool,
     must_alloc_slice: bool,
     must_dispatch: bool,
@@ -223,9 +224,13 @@ pub struct Cfq {
 
     queues: Vec<Option<Cfqq>>,
     free_ids: Vec<QId>,
-    hash: HashMap<QKey, Vec<QId>>,
+    hash: FastMap<QKey, Vec<QId>>,
     heads: [QId; NLISTS],
     tails: [QId; NLISTS],
+    /// Last queue of each list's leading run of never-serviced (`queue_new`) queues, kept
+    /// incrementally so that `resort_rr_list` does not walk the run (the kernel does; with
+    /// thousands of new queues that walk would make us quadratic).
+    run_last: [QId; NLISTS],
     busy_queues: u32,
     rq_in_driver: u32,
     hw_tag: bool,
@@ -239,8 +244,8 @@ pub struct Cfq {
     last_sector: u64,
     last_end_request: u64,
 
-    rqs: HashMap<ReqId, CfqRq>,
-    cics: HashMap<Owner, Cic>,
+    rqs: FastMap<ReqId, CfqRq>,
+    cics: FastMap<Owner, Cic>,
     nr_sorted: usize,
 }
 
@@ -264,9 +269,10 @@ impl Cfq {
             resort_new_quirk: true,
             queues: Vec::new(),
             free_ids: Vec::new(),
-            hash: HashMap::new(),
+            hash: FastMap::default(),
             heads: [NIL; NLISTS],
             tails: [NIL; NLISTS],
+            run_last: [NIL; NLISTS],
             busy_queues: 0,
             rq_in_driver: 0,
             hw_tag: false,
@@ -279,8 +285,8 @@ impl Cfq {
             dispatch_slice: 0,
             last_sector: 0,
             last_end_request: 0,
-            rqs: HashMap::new(),
-            cics: HashMap::new(),
+            rqs: FastMap::default(),
+            cics: FastMap::default(),
             nr_sorted: 0,
         }
     }
@@ -296,14 +302,17 @@ impl Cfq {
     // Intrusive round-robin lists (O(1) insert and remove, as the kernel's list_head).
 
     fn list_del(&mut self, id: QId) {
-        let (l, p, n) = {
+        let (l, p, n, in_run) = {
             let q = self.q(id);
-            (q.list, q.prev, q.next)
+            (q.list, q.prev, q.next, q.in_run)
         };
         if l == LIST_NONE {
             return;
         }
         let li = l as usize;
+        if in_run && self.run_last[li] == id {
+            self.run_last[li] = p;
+        }
         if p == NIL {
             self.heads[li] = n;
         } else {
@@ -318,6 +327,46 @@ impl Cfq {
         q.list = LIST_NONE;
         q.prev = NIL;
         q.next = NIL;
+        q.in_run = false;
+        // The removed queue may have been the first old queue after the run.
+        self.extend_run(l);
+    }
+
+    /// Debug check: `run_last` is the end of the leading run of new queues of every list.
+    #[cfg(debug_assertions)]
+    fn check_runs(&self) {
+        for l in 0..NLISTS {
+            let mut last = NIL;
+            let mut c = self.heads[l];
+            while c != NIL && self.q(c).queue_new {
+                debug_assert!(
+                    self.q(c).in_run,
+                    "queue {c} in the leading new run but not marked"
+                );
+                last = c;
+                c = self.q(c).next;
+            }
+            debug_assert_eq!(self.run_last[l], last, "run_last of list {l} out of date");
+            while c != NIL {
+                debug_assert!(!self.q(c).in_run, "queue {c} marked in_run outside the run");
+                c = self.q(c).next;
+            }
+        }
+    }
+
+    /// Grow the leading run of new queues forward from its end.
+    fn extend_run(&mut self, l: u8) {
+        let li = l as usize;
+        let mut c = if self.run_last[li] == NIL {
+            self.heads[li]
+        } else {
+            self.q(self.run_last[li]).next
+        };
+        while c != NIL && self.q(c).queue_new {
+            self.qm(c).in_run = true;
+            self.run_last[li] = c;
+            c = self.q(c).next;
+        }
     }
 
     /// Insert `id` into list `l` before `before` (NIL = at the tail).
@@ -344,6 +393,30 @@ impl Cfq {
             self.tails[li] = id;
         } else {
             self.qm(before).prev = id;
+        }
+        if before != NIL && self.q(before).in_run {
+            // Landed inside the run.
+            if self.q(id).queue_new {
+                self.qm(id).in_run = true;
+            } else {
+                // An old queue cuts the run: everything from `before` on leaves it.
+                let mut c = before;
+                let last = self.run_last[li];
+                loop {
+                    self.qm(c).in_run = false;
+                    if c == last {
+                        break;
+                    }
+                    c = self.q(c).next;
+                }
+                self.run_last[li] = if prev != NIL && self.q(prev).in_run {
+                    prev
+                } else {
+                    NIL
+                };
+            }
+        } else {
+            self.extend_run(l);
         }
     }
 
@@ -378,13 +451,9 @@ impl Cfq {
             q.ioprio
         };
         if preempted || q.queue_new {
-            // "Added first for fairness but behind other new queues".
-            let mut last_new = NIL;
-            let mut c = self.heads[target as usize];
-            while c != NIL && self.q(c).queue_new {
-                last_new = c;
-                c = self.q(c).next;
-            }
+            // "Added first for fairness but behind other new queues". The kernel walks the
+            // leading new queues; we keep the end of that run.
+            let last_new = self.run_last[target as usize];
             let before = if self.resort_new_quirk {
                 // list_add_tail(new, n): before the last new queue, or at the tail if none.
                 last_new
@@ -397,6 +466,8 @@ impl Cfq {
         } else {
             self.list_insert_before(id, target, NIL);
         }
+        #[cfg(debug_assertions)]
+        self.check_runs();
     }
 
     fn add_cfqq_rr(&mut self, id: QId) {
@@ -463,6 +534,7 @@ impl Cfq {
             class,
             org_class: class,
             on_rr: false,
+            in_run: false,
             wait_request: false,
             must_alloc_slice: false,
             must_dispatch: false,

@@ -22,10 +22,9 @@
 
 use crate::common::{KeyedList, SortTree};
 use iosched_core::{
-    Ctx, Decision, Dir, Instant, IoPrio, MayQueue, MergeKind, Owner, QueueConfig, ReqId, Request,
-    Scheduler, Spec,
+    Ctx, Decision, Dir, FastMap, Instant, IoPrio, MayQueue, MergeKind, Owner, QueueConfig, ReqId,
+    Request, Scheduler, Spec,
 };
-use std::collections::HashMap;
 
 const VERSIONS: &[&str] = &["2003", "2.6.6", "2.6.8"];
 const V2003: i64 = 0;
@@ -76,9 +75,9 @@ pub struct CfqV1 {
     nr_requests: u64,
     max_queued: u64,
 
-    queues: HashMap<Owner, V1Queue>,
+    queues: FastMap<Owner, V1Queue>,
     rr_list: KeyedList<Owner>,
-    rqs: HashMap<ReqId, (Request, Owner)>,
+    rqs: FastMap<ReqId, (Request, Owner)>,
     nr: usize,
 }
 
@@ -98,9 +97,9 @@ impl CfqV1 {
             dispatch_sort_quirk: true,
             nr_requests: 128,
             max_queued: 128,
-            queues: HashMap::new(),
+            queues: FastMap::default(),
             rr_list: KeyedList::default(),
-            rqs: HashMap::new(),
+            rqs: FastMap::default(),
             nr: 0,
         }
     }
@@ -110,26 +109,17 @@ impl CfqV1 {
     fn add_to_tree(&mut self, id: ReqId, owner: Owner, ctx: &mut Ctx) {
         let sector = self.rqs[&id].0.sector;
         let dir = self.rqs[&id].0.dir().index();
-        if !self.queues.contains_key(&owner) {
-            self.queues.insert(owner, V1Queue::default());
+        // Alias rule first (moving the alias out may empty and free this very queue).
+        while let Some(alias) = self.queues.get(&owner).and_then(|q| q.tree.find(sector)) {
+            self.take_from_tree(alias);
+            let rq = self.rqs.remove(&alias).unwrap().0;
+            self.nr -= 1;
+            self.place(rq, ctx);
         }
-        if self.version != V2003 {
-            self.queues.get_mut(&owner).unwrap().queued[dir] += 1;
-        }
-        loop {
-            match self.queues.get_mut(&owner).unwrap().tree.add(sector, id) {
-                Ok(()) => break,
-                Err(alias) => {
-                    self.take_from_tree(alias);
-                    let rq = self.rqs.remove(&alias).unwrap().0;
-                    self.nr -= 1;
-                    self.place(rq, ctx);
-                }
-            }
-        }
-        if self.version == V2003 {
-            self.queues.get_mut(&owner).unwrap().queued[dir] += 1;
-        }
+        let q = self.queues.entry(owner).or_default();
+        q.tree.add(sector, id).expect("alias removed above");
+        // 2.6 counts pending requests; 2003 counts insertions (never decremented).
+        q.queued[dir] += 1;
         if !self.rr_list.contains(owner) {
             self.rr_list.push_front(owner);
         }

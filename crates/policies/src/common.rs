@@ -229,7 +229,7 @@ mod tests {
 /// kernel's `list_head` threaded through per-process queues).
 #[derive(Debug)]
 pub struct KeyedList<K: Copy + Eq + std::hash::Hash> {
-    links: std::collections::HashMap<K, (Option<K>, Option<K>)>,
+    links: iosched_core::FastMap<K, (Option<K>, Option<K>)>,
     head: Option<K>,
     tail: Option<K>,
 }

@@ -14,8 +14,9 @@
 //! `writes_starved + 1` direction choices.
 
 use crate::common::{Fifo, SortTree};
-use iosched_core::{Ctx, Decision, Dir, Hz, Instant, MergeKind, ReqId, Request, Scheduler, Spec};
-use std::collections::HashMap;
+use iosched_core::{
+    Ctx, Decision, Dir, FastMap, Hz, Instant, MergeKind, ReqId, Request, Scheduler, Spec,
+};
 
 const TUNABLES: &[Spec] = &[
     Spec::millis(
@@ -69,7 +70,7 @@ pub struct Deadline {
     front_merges: bool,
     batch_requires_contiguity: bool,
 
-    rqs: HashMap<ReqId, DlRq>,
+    rqs: FastMap<ReqId, DlRq>,
     sort: [SortTree; 2],
     fifo: [Fifo; 2],
     next_rq: [Option<ReqId>; 2],
@@ -87,7 +88,7 @@ impl Deadline {
             fifo_batch: 16,
             front_merges: true,
             batch_requires_contiguity: true,
-            rqs: HashMap::new(),
+            rqs: FastMap::default(),
             sort: Default::default(),
             fifo: Default::default(),
             next_rq: [None; 2],

@@ -24,8 +24,8 @@
 //! of everything that happened, which golden tests compare with a stored copy.
 
 use crate::registry::SchedSpec;
-use iosched_core::{Admission, Event, Instant, IoPrio, Op, Owner, Queue, Request, Status};
-use std::collections::{HashMap, VecDeque};
+use iosched_core::{Admission, Event, FastMap, Instant, IoPrio, Op, Owner, Queue, Request, Status};
+use std::collections::VecDeque;
 use std::fmt::Write as _;
 
 /// A failed expectation or a malformed line.
@@ -47,11 +47,11 @@ struct Runner {
     queue: Option<Queue>,
     spec: Option<SchedSpec>,
     now: Instant,
-    names: HashMap<String, u64>,
-    by_id: HashMap<u64, String>,
+    names: FastMap<String, u64>,
+    by_id: FastMap<u64, String>,
     dispatched: VecDeque<(Instant, u64)>,
-    admissions: HashMap<u64, &'static str>,
-    merges: HashMap<u64, u64>,
+    admissions: FastMap<u64, &'static str>,
+    merges: FastMap<u64, u64>,
     out: String,
     line: usize,
 }
@@ -421,11 +421,11 @@ pub fn run(script: &str) -> Result<String, ScenarioError> {
         queue: None,
         spec: None,
         now: Instant::ZERO,
-        names: HashMap::new(),
-        by_id: HashMap::new(),
+        names: FastMap::default(),
+        by_id: FastMap::default(),
         dispatched: VecDeque::new(),
-        admissions: HashMap::new(),
-        merges: HashMap::new(),
+        admissions: FastMap::default(),
+        merges: FastMap::default(),
         out: String::new(),
         line: 0,
     };

@@ -1,0 +1,185 @@
+//! `iosched schedulers`, `iosched scenario`, `iosched replay`.
+
+use iosched_core::{QUEUE_TUNABLES, QueueConfig, Spec, trace};
+use iosched_policies::{SCHEDULERS, SchedSpec, new_scheduler};
+use serde::Serialize;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Only this scheduler (name or alias).
+    pub name: Option<String>,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Serialize)]
+struct TunableRow {
+    name: &'static str,
+    unit: &'static str,
+    default: String,
+    range: String,
+    meaning: &'static str,
+}
+
+#[derive(Serialize)]
+struct SchedRow {
+    name: &'static str,
+    aliases: &'static [&'static str],
+    follows: &'static str,
+    summary: &'static str,
+    tunables: Vec<TunableRow>,
+}
+
+#[derive(Serialize)]
+struct Listing {
+    schedulers: Vec<SchedRow>,
+    queue_tunables: Vec<TunableRow>,
+}
+
+fn rows(specs: &[Spec], get: impl Fn(&str) -> Option<i64>) -> Vec<TunableRow> {
+    specs
+        .iter()
+        .map(|s| TunableRow {
+            name: s.name,
+            unit: s.kind.unit(),
+            default: get(s.name).map(|v| s.kind.format(v)).unwrap_or_default(),
+            range: s.kind.describe_range(),
+            meaning: s.help,
+        })
+        .collect()
+}
+
+pub fn run(a: Args) -> Result<(), String> {
+    let hz = iosched_core::Hz::default();
+    let wanted = match &a.name {
+        Some(n) => Some(SchedSpec::parse(n).map_err(|e| e.to_string())?.name),
+        None => None,
+    };
+    let mut listing = Listing {
+        schedulers: Vec::new(),
+        queue_tunables: Vec::new(),
+    };
+    for info in SCHEDULERS
+        .iter()
+        .filter(|i| wanted.is_none_or(|w| w == i.name))
+    {
+        let s = new_scheduler(info.name, hz).expect("registered");
+        listing.schedulers.push(SchedRow {
+            name: info.name,
+            aliases: info.aliases,
+            follows: info.follows,
+            summary: info.summary,
+            tunables: rows(s.tunables(), |n| s.get_tunable(n)),
+        });
+    }
+    let qc = QueueConfig::default();
+    listing.queue_tunables = rows(QUEUE_TUNABLES, |n| qc.get(n));
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&listing).unwrap());
+        return Ok(());
+    }
+    for s in &listing.schedulers {
+        let alias = if s.aliases.is_empty() {
+            String::new()
+        } else {
+            format!(" (alias {})", s.aliases.join(", "))
+        };
+        println!("{}{} — {}", s.name, alias, s.summary);
+        println!("  follows {}", s.follows);
+        print_table(&s.tunables);
+        println!();
+    }
+    println!("queue (any scheduler; set like a tunable, e.g. as:nr_requests=8192)");
+    print_table(&listing.queue_tunables);
+    Ok(())
+}
+
+fn print_table(rows: &[TunableRow]) {
+    if rows.is_empty() {
+        println!("  (no tunables)");
+        return;
+    }
+    let w =
+        |f: &dyn Fn(&TunableRow) -> usize, h: usize| rows.iter().map(f).max().unwrap_or(0).max(h);
+    let (wn, wu, wd, wr) = (
+        w(&|r| r.name.len(), 4),
+        w(&|r| r.unit.len(), 4),
+        w(&|r| r.default.len(), 7),
+        w(&|r| r.range.len(), 5),
+    );
+    println!(
+        "  {:wn$}  {:wu$}  {:>wd$}  {:wr$}  meaning",
+        "name", "unit", "default", "range"
+    );
+    for r in rows {
+        println!(
+            "  {:wn$}  {:wu$}  {:>wd$}  {:wr$}  {}",
+            r.name, r.unit, r.default, r.range, r.meaning
+        );
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ScenarioArgs {
+    /// The scenario script (format: see `iosched_policies::scenario`).
+    pub file: PathBuf,
+}
+
+pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    match iosched_policies::scenario::run(&text) {
+        Ok(t) => {
+            print!("{t}");
+            Ok(())
+        }
+        Err(e) => Err(format!("{}:{}: {}", a.file.display(), e.line, e.message)),
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ReplayArgs {
+    /// A queue-input trace written by `--record` (real runtime) or the simulator.
+    pub file: PathBuf,
+    /// Scheduler spec to replay with (default: the trace's `# sched` line).
+    #[arg(long)]
+    pub sched: Option<String>,
+}
+
+pub fn replay(a: ReplayArgs) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let t = trace::Trace::parse(&text).map_err(|e| {
+        format!(
+            "{}:{}: field `{}`: {}",
+            a.file.display(),
+            e.line,
+            e.field,
+            e.message
+        )
+    })?;
+    let spec_text = match (&a.sched, t.meta("sched")) {
+        (Some(s), _) => s.clone(),
+        (None, Some(s)) => s.to_string(),
+        (None, None) => {
+            return Err(format!(
+                "{}: no `# sched SPEC` line; pass --sched",
+                a.file.display()
+            ));
+        }
+    };
+    let spec = SchedSpec::parse(&spec_text).map_err(|e| e.to_string())?;
+    let mut q = spec.queue().map_err(|e| e.to_string())?;
+    match trace::replay(&t.records, &mut q) {
+        Ok(n) => {
+            println!(
+                "replay OK: {n} dispatches identical ({} records, scheduler {spec})",
+                t.records.len()
+            );
+            Ok(())
+        }
+        Err(m) => Err(format!("replay FAILED: {m}")),
+    }
+}
