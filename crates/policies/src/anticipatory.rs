@@ -774,9 +774,8 @@ impl Scheduler for Anticipatory {
             let old_key = r.fifo_key;
             r.fifo_time = n_time;
             r.fifo_key = n_key;
+            self.fifo[class].replace(n_key, rq.id);
             self.fifo[class].remove(old_key);
-            self.fifo[class].remove(n_key);
-            self.fifo[class].insert_at(n_key, rq.id);
             self.rqs.get_mut(&next.id).unwrap().fifo_key = u64::MAX;
             if self.merge_swaps_ioc {
                 // ≤ 2.6.18: the survivor is attributed to next's process, and next (about

@@ -224,7 +224,10 @@ pub struct Cfq {
 
     queues: Vec<Option<Cfqq>>,
     free_ids: Vec<QId>,
-    hash: FastMap<QKey, Vec<QId>>,
+    /// Queue lookup (`cfq_hash`): the newest queue of a key inline, older ones (other
+    /// priorities of the shared async key) in `hash_more`, newest first.
+    hash: FastMap<QKey, QId>,
+    hash_more: FastMap<QKey, Vec<QId>>,
     heads: [QId; NLISTS],
     tails: [QId; NLISTS],
     /// Last queue of each list's leading run of never-serviced (`queue_new`) queues, kept
@@ -270,6 +273,7 @@ impl Cfq {
             queues: Vec::new(),
             free_ids: Vec::new(),
             hash: FastMap::default(),
+            hash_more: FastMap::default(),
             heads: [NIL; NLISTS],
             tails: [NIL; NLISTS],
             run_last: [NIL; NLISTS],
@@ -491,10 +495,19 @@ impl Cfq {
     /// or any queue with this key if `prio` was never set (class NONE).
     fn find_hash(&self, key: QKey, prio: IoPrio) -> Option<QId> {
         let (class, level) = Self::prio_data(prio);
-        self.hash.get(&key)?.iter().copied().find(|&id| {
+        let matches = |id: QId| {
             let q = self.q(id);
             prio.class == IoClass::None || (q.org_class == class && q.org_ioprio == level)
-        })
+        };
+        let first = *self.hash.get(&key)?;
+        if matches(first) {
+            return Some(first);
+        }
+        self.hash_more
+            .get(&key)?
+            .iter()
+            .copied()
+            .find(|&id| matches(id))
     }
 
     /// `cfq_init_prio_data`: class and level a queue gets from its task's priority.
@@ -553,7 +566,9 @@ impl Cfq {
             }
         };
         // hlist_add_head: the newest queue is found first.
-        self.hash.entry(key).or_default().insert(0, id);
+        if let Some(old) = self.hash.insert(key, id) {
+            self.hash_more.entry(key).or_default().insert(0, old);
+        }
         id
     }
 
@@ -570,10 +585,19 @@ impl Cfq {
         }
         self.list_del(id);
         let key = self.q(id).key;
-        if let Some(v) = self.hash.get_mut(&key) {
+        if self.hash.get(&key) == Some(&id) {
+            self.hash.remove(&key);
+            if let Some(v) = self.hash_more.get_mut(&key) {
+                let next = v.remove(0);
+                if v.is_empty() {
+                    self.hash_more.remove(&key);
+                }
+                self.hash.insert(key, next);
+            }
+        } else if let Some(v) = self.hash_more.get_mut(&key) {
             v.retain(|&x| x != id);
             if v.is_empty() {
-                self.hash.remove(&key);
+                self.hash_more.remove(&key);
             }
         }
         self.queues[id as usize] = None;
@@ -1227,9 +1251,9 @@ impl Scheduler for Cfq {
         if self.hz.jiffies(next.arrival) < self.hz.jiffies(rq.arrival) {
             let r_key = self.rqs[&rq.id].fifo_key;
             let rq_q = self.rqs[&rq.id].q;
+            debug_assert_eq!(rq_q, qid, "CFQ merges only within a queue");
+            self.qm(qid).fifo.replace(n_key, rq.id);
             self.qm(rq_q).fifo.remove(r_key);
-            self.qm(qid).fifo.remove(n_key);
-            self.qm(rq_q).fifo.insert_at(n_key, rq.id);
             self.rqs.get_mut(&rq.id).unwrap().fifo_key = n_key;
             self.rqs.get_mut(&next.id).unwrap().fifo_key = u64::MAX;
         }

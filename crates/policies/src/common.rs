@@ -3,49 +3,70 @@
 use iosched_core::ReqId;
 use std::collections::BTreeMap;
 
-/// An arrival-ordered list with O(log n) removal from the middle (the kernel's
-/// `fifo_list`). Each entry carries a sequence key; a request can take over another's
-/// position by reusing its key (`list_move` in `merge_requests`).
+/// An arrival-ordered list with O(1) append, removal from the middle and front (the
+/// kernel's `fifo_list`). Each entry has a position key; a request can take over another's
+/// position by reusing its key (`list_move` in `merge_requests`). Removed positions are
+/// tombstones until the front passes them.
 #[derive(Debug, Default)]
 pub struct Fifo {
-    list: BTreeMap<u64, ReqId>,
-    next_key: u64,
+    items: std::collections::VecDeque<ReqId>,
+    /// Key of `items[0]`.
+    base: u64,
+    live: usize,
 }
+
+const TOMB: ReqId = ReqId::MAX;
 
 impl Fifo {
     /// Append; returns the position key.
     pub fn push_back(&mut self, id: ReqId) -> u64 {
-        let k = self.next_key;
-        self.next_key += 1;
-        self.list.insert(k, id);
+        debug_assert_ne!(id, TOMB);
+        let k = self.base + self.items.len() as u64;
+        self.items.push_back(id);
+        self.live += 1;
         k
     }
     pub fn remove(&mut self, key: u64) {
-        self.list.remove(&key);
+        let Some(i) = key.checked_sub(self.base) else {
+            return;
+        };
+        if let Some(slot) = self.items.get_mut(i as usize)
+            && *slot != TOMB
+        {
+            *slot = TOMB;
+            self.live -= 1;
+            while self.items.front() == Some(&TOMB) {
+                self.items.pop_front();
+                self.base += 1;
+            }
+        }
     }
-    /// Put `id` at position `key` (which must be free).
-    pub fn insert_at(&mut self, key: u64, id: ReqId) {
-        let old = self.list.insert(key, id);
-        debug_assert!(old.is_none());
+    /// Put `id` in the live position `key` instead of what is there.
+    pub fn replace(&mut self, key: u64, id: ReqId) {
+        let i = (key - self.base) as usize;
+        debug_assert_ne!(self.items[i], TOMB);
+        self.items[i] = id;
     }
     pub fn front(&self) -> Option<ReqId> {
-        self.list.values().next().copied()
+        self.items.front().copied()
     }
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.live == 0
     }
     pub fn len(&self) -> usize {
-        self.list.len()
+        self.live
     }
     /// The entry before / after `key` (noop's former/latter).
     pub fn before(&self, key: u64) -> Option<ReqId> {
-        self.list.range(..key).next_back().map(|(_, &v)| v)
+        let i = key.checked_sub(self.base)? as usize;
+        self.items.range(..i).rev().find(|&&x| x != TOMB).copied()
     }
     pub fn after(&self, key: u64) -> Option<ReqId> {
-        self.list.range(key + 1..).next().map(|(_, &v)| v)
+        let i = key.checked_sub(self.base)? as usize;
+        self.items.range(i + 1..).find(|&&x| x != TOMB).copied()
     }
     pub fn iter(&self) -> impl Iterator<Item = ReqId> + '_ {
-        self.list.values().copied()
+        self.items.iter().copied().filter(|&x| x != TOMB)
     }
 }
 

@@ -230,9 +230,8 @@ impl Scheduler for Deadline {
             let old_key = r.fifo_key;
             r.deadline = n_deadline;
             r.fifo_key = n_key;
+            self.fifo[d].replace(n_key, rq.id);
             self.fifo[d].remove(old_key);
-            self.fifo[d].remove(n_key);
-            self.fifo[d].insert_at(n_key, rq.id);
             // `next` no longer owns a FIFO slot.
             self.rqs.get_mut(&next.id).unwrap().fifo_key = u64::MAX;
         }

@@ -20,7 +20,10 @@ pub struct Spindle {
 impl Spindle {
     pub fn new(rpm: u32, phase: u64) -> Spindle {
         assert!(rpm > 0);
-        Spindle { rpm: rpm as u64, phase: phase % REV }
+        Spindle {
+            rpm: rpm as u64,
+            phase: phase % REV,
+        }
     }
 
     pub fn rpm(&self) -> u64 {
@@ -51,11 +54,17 @@ impl Spindle {
         ((k % spt as u64) as u128 * REV as u128 / spt as u128) as u64
     }
 
-    /// The first instant ≥ `t` at which the head is at angle `a`.
+    /// The first instant ≥ `t` at which the head is at angle `a`. An angle passed less
+    /// than a nanosecond ago counts as reached: instants are whole nanoseconds, so a
+    /// sector boundary computed from an earlier one may land a fraction of a nanosecond
+    /// late, and that must not cost a revolution.
     #[inline]
     pub fn reach(&self, t: u64, a: u64) -> u64 {
         let cur = self.angle(t);
         let d = (a + REV - cur) % REV;
+        if REV - d <= self.rpm {
+            return t;
+        }
         t + self.time_for(d)
     }
 
@@ -69,12 +78,13 @@ impl Spindle {
     /// instant the head reaches it.
     #[inline]
     pub fn next_boundary(&self, t: u64, spt: u32) -> (u32, u64) {
-        let cur = self.angle(t) as u128;
+        // Same sub-nanosecond tolerance as `reach`.
+        let cur = (self.angle(t) + REV - self.rpm) % REV;
         // ceil(cur·spt / REV)
-        let k = ((cur * spt as u128).div_ceil(REV as u128)) as u64;
+        let k = ((cur as u128 * spt as u128).div_ceil(REV as u128)) as u64;
+        let k = k % spt as u64;
         let a = Spindle::boundary(k, spt);
-        let d = if k == spt as u64 { REV - cur as u64 } else { a - cur as u64 };
-        ((k % spt as u64) as u32, t + self.time_for(d))
+        (k as u32, self.reach(t, a))
     }
 }
 
