@@ -1,0 +1,407 @@
+//! The page cache: 4 KiB pages of files (and of the block device, for metadata), an LRU
+//! of clean pages for reclaim, dirty and writeback accounting, and the per-inode dirty
+//! lists writeback walks (oldest-dirtied inode first, pages in index order).
+//!
+//! A page is *locked* while a read fills it, *dirty* after a write until writeback picks
+//! it, under *writeback* until that write completes. Only clean, unlocked pages are on the
+//! LRU and can be reclaimed.
+
+use iosched_core::{FastMap, Instant};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub type PageId = u32;
+const NIL: PageId = u32::MAX;
+
+/// The pseudo-file holding block-device (metadata) pages, indexed by block number.
+pub const META: u32 = u32::MAX;
+
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub file: u32,
+    pub index: u64,
+    pub locked: bool,
+    pub uptodate: bool,
+    pub dirty: bool,
+    pub writeback: bool,
+    prev: PageId,
+    next: PageId,
+    on_lru: bool,
+}
+
+/// Per-inode writeback state.
+#[derive(Debug, Default, Clone)]
+pub struct InodeDirty {
+    /// When the inode first became dirty (`dirtied_when`).
+    pub since: Instant,
+    pub pages: BTreeSet<u64>,
+    /// Where cyclic writeback resumes (`mapping->writeback_index`).
+    pub writeback_index: u64,
+}
+
+#[derive(Debug)]
+pub struct PageCache {
+    pages: Vec<Page>,
+    free_ids: Vec<PageId>,
+    index: FastMap<(u32, u64), PageId>,
+    lru_head: PageId,
+    lru_tail: PageId,
+    lru_len: u64,
+    capacity: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    /// Pages under writeback, per file (for fsync).
+    pub writeback_by_file: FastMap<u32, u64>,
+    dirty: FastMap<u32, InodeDirty>,
+    /// Dirty inodes by (dirtied_when, file).
+    dirty_order: BTreeMap<(Instant, u32), ()>,
+}
+
+/// What a lookup found.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    Absent,
+    /// Present and being read.
+    Locked(PageId),
+    Uptodate(PageId),
+}
+
+impl PageCache {
+    pub fn new(capacity_pages: u64) -> Self {
+        PageCache {
+            pages: Vec::new(),
+            free_ids: Vec::new(),
+            index: FastMap::default(),
+            lru_head: NIL,
+            lru_tail: NIL,
+            lru_len: 0,
+            capacity: capacity_pages,
+            nr_dirty: 0,
+            nr_writeback: 0,
+            writeback_by_file: FastMap::default(),
+            dirty: FastMap::default(),
+            dirty_order: BTreeMap::new(),
+        }
+    }
+
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    /// Pages in use.
+    pub fn used(&self) -> u64 {
+        self.index.len() as u64
+    }
+    pub fn free(&self) -> u64 {
+        self.capacity - self.used()
+    }
+    pub fn page(&self, p: PageId) -> &Page {
+        &self.pages[p as usize]
+    }
+
+    pub fn lookup(&mut self, file: u32, index: u64) -> Lookup {
+        match self.index.get(&(file, index)) {
+            None => Lookup::Absent,
+            Some(&p) => {
+                let pg = &self.pages[p as usize];
+                if pg.locked {
+                    Lookup::Locked(p)
+                } else if pg.uptodate {
+                    // mark_page_accessed: most recently used.
+                    if pg.on_lru {
+                        self.lru_remove(p);
+                        self.lru_push_head(p);
+                    }
+                    Lookup::Uptodate(p)
+                } else {
+                    Lookup::Locked(p)
+                }
+            }
+        }
+    }
+
+    /// Is the page present (in any state)?
+    pub fn contains(&self, file: u32, index: u64) -> bool {
+        self.index.contains_key(&(file, index))
+    }
+
+    pub fn get(&self, file: u32, index: u64) -> Option<PageId> {
+        self.index.get(&(file, index)).copied()
+    }
+
+    fn lru_remove(&mut self, p: PageId) {
+        let (pr, nx) = {
+            let pg = &self.pages[p as usize];
+            debug_assert!(pg.on_lru);
+            (pg.prev, pg.next)
+        };
+        if pr == NIL {
+            self.lru_head = nx;
+        } else {
+            self.pages[pr as usize].next = nx;
+        }
+        if nx == NIL {
+            self.lru_tail = pr;
+        } else {
+            self.pages[nx as usize].prev = pr;
+        }
+        let pg = &mut self.pages[p as usize];
+        pg.on_lru = false;
+        pg.prev = NIL;
+        pg.next = NIL;
+        self.lru_len -= 1;
+    }
+
+    fn lru_push_head(&mut self, p: PageId) {
+        let old = self.lru_head;
+        {
+            let pg = &mut self.pages[p as usize];
+            pg.on_lru = true;
+            pg.prev = NIL;
+            pg.next = old;
+        }
+        if old == NIL {
+            self.lru_tail = p;
+        } else {
+            self.pages[old as usize].prev = p;
+        }
+        self.lru_head = p;
+        self.lru_len += 1;
+    }
+
+    /// Put a page on the LRU if it is clean and idle.
+    fn maybe_lru(&mut self, p: PageId) {
+        let pg = &self.pages[p as usize];
+        if !pg.on_lru && !pg.locked && !pg.dirty && !pg.writeback && pg.uptodate {
+            self.lru_push_head(p);
+        }
+    }
+
+    /// Evict the least recently used clean page; false if none can be evicted.
+    fn evict_one(&mut self) -> bool {
+        let p = self.lru_tail;
+        if p == NIL {
+            return false;
+        }
+        self.lru_remove(p);
+        let key = (self.pages[p as usize].file, self.pages[p as usize].index);
+        self.index.remove(&key);
+        self.free_ids.push(p);
+        true
+    }
+
+    /// Add a page (evicting if the cache is full). The page starts locked and not
+    /// up to date (a read will fill it) unless `uptodate`. `None` if nothing can be
+    /// evicted (all pages dirty, locked or under writeback).
+    pub fn add(&mut self, file: u32, index: u64, uptodate: bool) -> Option<PageId> {
+        debug_assert!(!self.index.contains_key(&(file, index)));
+        if self.used() >= self.capacity && !self.evict_one() {
+            return None;
+        }
+        let page = Page {
+            file,
+            index,
+            locked: !uptodate,
+            uptodate,
+            dirty: false,
+            writeback: false,
+            prev: NIL,
+            next: NIL,
+            on_lru: false,
+        };
+        let p = match self.free_ids.pop() {
+            Some(p) => {
+                self.pages[p as usize] = page;
+                p
+            }
+            None => {
+                self.pages.push(page);
+                (self.pages.len() - 1) as PageId
+            }
+        };
+        self.index.insert((file, index), p);
+        if uptodate {
+            self.lru_push_head(p);
+        }
+        Some(p)
+    }
+
+    /// A read into the page completed: up to date and unlocked.
+    pub fn read_done(&mut self, p: PageId) {
+        let pg = &mut self.pages[p as usize];
+        pg.locked = false;
+        pg.uptodate = true;
+        self.maybe_lru(p);
+    }
+
+    /// Mark a present, up-to-date page dirty. Returns true if it was clean.
+    pub fn set_dirty(&mut self, p: PageId, now: Instant) -> bool {
+        let (file, index, was) = {
+            let pg = &mut self.pages[p as usize];
+            let was = pg.dirty;
+            pg.dirty = true;
+            pg.uptodate = true;
+            (pg.file, pg.index, was)
+        };
+        if was {
+            return false;
+        }
+        if self.pages[p as usize].on_lru {
+            self.lru_remove(p);
+        }
+        self.nr_dirty += 1;
+        let d = self.dirty.entry(file).or_insert_with(|| InodeDirty {
+            since: now,
+            ..Default::default()
+        });
+        if d.pages.is_empty() {
+            d.since = now;
+            self.dirty_order.insert((now, file), ());
+        }
+        d.pages.insert(index);
+        true
+    }
+
+    /// Writeback picked a dirty page: dirty → writeback.
+    pub fn start_writeback(&mut self, p: PageId) {
+        let (file, index) = {
+            let pg = &mut self.pages[p as usize];
+            debug_assert!(pg.dirty && !pg.writeback);
+            pg.dirty = false;
+            pg.writeback = true;
+            (pg.file, pg.index)
+        };
+        self.nr_dirty -= 1;
+        self.nr_writeback += 1;
+        *self.writeback_by_file.entry(file).or_default() += 1;
+        let d = self
+            .dirty
+            .get_mut(&file)
+            .expect("dirty page of a clean inode");
+        d.pages.remove(&index);
+        if d.pages.is_empty() {
+            let since = d.since;
+            self.dirty_order.remove(&(since, file));
+        }
+    }
+
+    /// A write of the page completed.
+    pub fn end_writeback(&mut self, p: PageId) {
+        let file = {
+            let pg = &mut self.pages[p as usize];
+            debug_assert!(pg.writeback);
+            pg.writeback = false;
+            pg.file
+        };
+        self.nr_writeback -= 1;
+        let n = self.writeback_by_file.get_mut(&file).unwrap();
+        *n -= 1;
+        if *n == 0 {
+            self.writeback_by_file.remove(&file);
+        }
+        self.maybe_lru(p);
+    }
+
+    /// Dirty inodes, oldest first.
+    pub fn dirty_inodes(&self) -> impl Iterator<Item = (Instant, u32)> + '_ {
+        self.dirty_order.keys().copied()
+    }
+
+    pub fn inode_dirty(&self, file: u32) -> Option<&InodeDirty> {
+        self.dirty.get(&file).filter(|d| !d.pages.is_empty())
+    }
+
+    pub fn set_writeback_index(&mut self, file: u32, index: u64) {
+        if let Some(d) = self.dirty.get_mut(&file) {
+            d.writeback_index = index;
+        }
+    }
+
+    /// Dirty pages of `file` in cyclic order starting at its writeback index.
+    pub fn dirty_pages_cyclic(&self, file: u32) -> Vec<u64> {
+        let Some(d) = self.dirty.get(&file) else {
+            return Vec::new();
+        };
+        let start = d.writeback_index;
+        d.pages
+            .range(start..)
+            .chain(d.pages.range(..start))
+            .copied()
+            .collect()
+    }
+
+    /// Forget a file's pages (unlink / truncate). Dirty pages are dropped.
+    pub fn drop_file(&mut self, file: u32) {
+        let ids: Vec<PageId> = self
+            .index
+            .iter()
+            .filter(|((f, _), _)| *f == file)
+            .map(|(_, &p)| p)
+            .collect();
+        for p in ids {
+            let pg = self.pages[p as usize].clone();
+            if pg.locked || pg.writeback {
+                continue; // in flight: left to complete
+            }
+            if pg.dirty {
+                self.nr_dirty -= 1;
+            }
+            if pg.on_lru {
+                self.lru_remove(p);
+            }
+            self.index.remove(&(pg.file, pg.index));
+            self.free_ids.push(p);
+        }
+        if let Some(d) = self.dirty.remove(&file)
+            && !d.pages.is_empty()
+        {
+            self.dirty_order.remove(&(d.since, file));
+        }
+    }
+
+    /// Clean pages on the LRU.
+    pub fn clean_pages(&self) -> u64 {
+        self.lru_len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lru_evicts_least_recent_clean_page() {
+        let mut c = PageCache::new(2);
+        let a = c.add(1, 0, true).unwrap();
+        let _b = c.add(1, 1, true).unwrap();
+        assert_eq!(c.lookup(1, 0), Lookup::Uptodate(a)); // touch a
+        c.add(1, 2, true).unwrap(); // evicts page 1
+        assert!(c.contains(1, 0));
+        assert!(!c.contains(1, 1));
+    }
+
+    #[test]
+    fn dirty_pages_are_not_evicted_and_are_accounted() {
+        let mut c = PageCache::new(2);
+        let a = c.add(1, 0, true).unwrap();
+        let b = c.add(1, 1, true).unwrap();
+        assert!(c.set_dirty(a, Instant::ZERO));
+        assert!(c.set_dirty(b, Instant::ZERO));
+        assert_eq!(c.nr_dirty, 2);
+        assert!(c.add(1, 2, true).is_none(), "nothing evictable");
+        c.start_writeback(a);
+        assert_eq!((c.nr_dirty, c.nr_writeback), (1, 1));
+        c.end_writeback(a);
+        assert!(c.add(1, 2, true).is_some());
+        assert!(!c.contains(1, 0));
+    }
+
+    #[test]
+    fn writeback_is_cyclic_from_the_writeback_index() {
+        let mut c = PageCache::new(10);
+        for i in 0..5 {
+            let p = c.add(7, i, true).unwrap();
+            c.set_dirty(p, Instant::ZERO);
+        }
+        c.set_writeback_index(7, 3);
+        assert_eq!(c.dirty_pages_cyclic(7), vec![3, 4, 0, 1, 2]);
+    }
+}

@@ -1,0 +1,563 @@
+//! An ext2-like filesystem layout: what the results depend on, not a filesystem.
+//!
+//! - Block groups of 32768 × 4 KiB blocks, each starting with its metadata (superblock
+//!   copy, bitmaps) and its inode table, then data.
+//! - Directories are spread across groups (top-level directories go to successive
+//!   groups, as the Orlov allocator does for directories under the root); a directory's
+//!   files get inodes and data in the directory's group.
+//! - Blocks are allocated when a file is written (ext2 has no delayed allocation), at the
+//!   goal "the block after the file's last block", with 8-block preallocation; a file's
+//!   indirect blocks are allocated inline, just before the data they map, as ext2 does.
+//! - Reading a file needs its inode (the inode-table block) and, past the 12 direct blocks,
+//!   its indirect blocks: these are metadata blocks read through the block-device cache.
+//!
+//! Sectors are 512 bytes; the filesystem starts at `start_sector` on the device.
+
+use std::collections::BTreeMap;
+
+pub const BLOCK: u64 = 4096;
+pub const SECTORS_PER_BLOCK: u64 = 8;
+pub const BLOCKS_PER_GROUP: u64 = 32768;
+const INODE_SIZE: u64 = 128;
+const INODES_PER_GROUP: u64 = 16384;
+const INODE_TABLE_BLOCKS: u64 = INODES_PER_GROUP * INODE_SIZE / BLOCK; // 512
+/// Blocks at the start of a group before the inode table: superblock copy, group
+/// descriptors, block bitmap, inode bitmap.
+const GROUP_META_BLOCKS: u64 = 4;
+/// Direct block pointers in an inode.
+const DIRECT: u64 = 12;
+/// Pointers per indirect block (4 KiB / 4 bytes).
+const PER_INDIRECT: u64 = 1024;
+/// ext2 preallocation window.
+const PREALLOC: u64 = 8;
+
+/// A file (or directory) of the simulated filesystem.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+/// A directory.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct DirId(pub u32);
+
+#[derive(Debug, Clone)]
+pub struct File {
+    pub name: String,
+    pub dir: DirId,
+    pub inode: u64,
+    pub size: u64,
+    /// File block → disk block, for allocated blocks (sorted, contiguous runs).
+    extents: BTreeMap<u64, (u64, u64)>,
+    /// Indirect blocks by the first file block they map.
+    indirect: BTreeMap<u64, u64>,
+    /// Last allocated disk block (the allocation goal), and preallocated blocks.
+    last_block: Option<u64>,
+    prealloc: Option<(u64, u64)>,
+    /// Number of allocated data blocks.
+    blocks: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Dir {
+    pub name: String,
+    pub parent: Option<DirId>,
+    pub group: u64,
+    pub inode: u64,
+    /// Directory data blocks (entries), allocated like file data.
+    pub blocks: Vec<u64>,
+    pub files: Vec<FileId>,
+    pub subdirs: Vec<DirId>,
+}
+
+#[derive(Debug, Clone)]
+struct Group {
+    next_inode: u64,
+    dirs: u64,
+}
+
+/// The filesystem: layout only (no data).
+#[derive(Debug, Clone)]
+pub struct Fs {
+    start_sector: u64,
+    total_blocks: u64,
+    groups: Vec<Group>,
+    /// Free extents: start block → length.
+    free: BTreeMap<u64, u64>,
+    files: Vec<File>,
+    dirs: Vec<Dir>,
+    next_top_group: u64,
+}
+
+impl Fs {
+    /// A fresh filesystem of `total_blocks` 4 KiB blocks starting at `start_sector`.
+    pub fn new(start_sector: u64, total_blocks: u64) -> Self {
+        assert!(
+            total_blocks >= BLOCKS_PER_GROUP,
+            "filesystem smaller than one block group"
+        );
+        let ngroups = total_blocks / BLOCKS_PER_GROUP;
+        let mut free = BTreeMap::new();
+        for g in 0..ngroups {
+            let data_start = g * BLOCKS_PER_GROUP + GROUP_META_BLOCKS + INODE_TABLE_BLOCKS;
+            let end = ((g + 1) * BLOCKS_PER_GROUP).min(total_blocks);
+            free.insert(data_start, end - data_start);
+        }
+        let groups = (0..ngroups)
+            .map(|_| Group {
+                next_inode: 0,
+                dirs: 0,
+            })
+            .collect();
+        let mut fs = Fs {
+            start_sector,
+            total_blocks: ngroups * BLOCKS_PER_GROUP,
+            groups,
+            free,
+            files: Vec::new(),
+            dirs: Vec::new(),
+            next_top_group: 0,
+        };
+        // The root directory lives in group 0.
+        let inode = fs.alloc_inode(0);
+        let block = fs.alloc_near(0).expect("empty filesystem has room");
+        fs.dirs.push(Dir {
+            name: String::new(),
+            parent: None,
+            group: 0,
+            inode,
+            blocks: vec![block],
+            files: vec![],
+            subdirs: vec![],
+        });
+        fs.groups[0].dirs += 1;
+        fs
+    }
+
+    /// A filesystem covering a device of `capacity_sectors`, leaving the first 63 sectors
+    /// (the classic partition offset) free.
+    pub fn for_device(capacity_sectors: u64) -> Self {
+        let start = 63;
+        let blocks = (capacity_sectors - start) / SECTORS_PER_BLOCK;
+        Fs::new(start, blocks.max(BLOCKS_PER_GROUP))
+    }
+
+    pub fn root(&self) -> DirId {
+        DirId(0)
+    }
+    pub fn total_blocks(&self) -> u64 {
+        self.total_blocks
+    }
+    pub fn groups(&self) -> u64 {
+        self.groups.len() as u64
+    }
+    pub fn file(&self, f: FileId) -> &File {
+        &self.files[f.0 as usize]
+    }
+    pub fn dir(&self, d: DirId) -> &Dir {
+        &self.dirs[d.0 as usize]
+    }
+    pub fn num_files(&self) -> usize {
+        self.files.len()
+    }
+    pub fn num_dirs(&self) -> usize {
+        self.dirs.len()
+    }
+    pub fn free_blocks(&self) -> u64 {
+        self.free.values().sum()
+    }
+
+    /// First sector of a block.
+    pub fn sector(&self, block: u64) -> u64 {
+        self.start_sector + block * SECTORS_PER_BLOCK
+    }
+
+    fn alloc_inode(&mut self, group: u64) -> u64 {
+        let mut g = group;
+        loop {
+            let grp = &mut self.groups[g as usize];
+            if grp.next_inode < INODES_PER_GROUP {
+                grp.next_inode += 1;
+                return g * INODES_PER_GROUP + grp.next_inode - 1;
+            }
+            g = (g + 1) % self.groups.len() as u64;
+            assert_ne!(g, group, "out of inodes");
+        }
+    }
+
+    /// The inode-table block holding inode `ino`.
+    pub fn inode_block(&self, ino: u64) -> u64 {
+        let g = ino / INODES_PER_GROUP;
+        let idx = ino % INODES_PER_GROUP;
+        g * BLOCKS_PER_GROUP + GROUP_META_BLOCKS + idx * INODE_SIZE / BLOCK
+    }
+
+    /// The block bitmap of a group (dirtied when blocks are allocated).
+    pub fn bitmap_block(&self, block: u64) -> u64 {
+        (block / BLOCKS_PER_GROUP) * BLOCKS_PER_GROUP + 2
+    }
+
+    /// Allocate one free block at `goal` or the first free one after it (wrapping).
+    fn alloc_near(&mut self, goal: u64) -> Option<u64> {
+        let goal = goal.min(self.total_blocks.saturating_sub(1));
+        // The extent containing goal, or the next one, or the first.
+        let found = self
+            .free
+            .range(..=goal)
+            .next_back()
+            .filter(|&(&s, &l)| goal < s + l)
+            .map(|(&s, _)| (s, goal))
+            .or_else(|| self.free.range(goal..).next().map(|(&s, _)| (s, s)))
+            .or_else(|| self.free.iter().next().map(|(&s, _)| (s, s)));
+        let (start, at) = found?;
+        let len = self.free.remove(&start).unwrap();
+        if at > start {
+            self.free.insert(start, at - start);
+        }
+        let end = start + len;
+        if at + 1 < end {
+            self.free.insert(at + 1, end - at - 1);
+        }
+        Some(at)
+    }
+
+    fn is_free(&self, b: u64) -> bool {
+        self.free
+            .range(..=b)
+            .next_back()
+            .is_some_and(|(&s, &l)| b < s + l)
+    }
+
+    /// Create a subdirectory. Directories under the root are spread over the groups;
+    /// deeper ones stay in their parent's group.
+    pub fn mkdir(&mut self, parent: DirId, name: &str) -> DirId {
+        let group = if parent == self.root() {
+            let g = self.next_top_group % self.groups.len() as u64;
+            self.next_top_group += 1;
+            g
+        } else {
+            self.dirs[parent.0 as usize].group
+        };
+        let inode = self.alloc_inode(group);
+        let block = self
+            .alloc_near(group * BLOCKS_PER_GROUP)
+            .expect("filesystem full");
+        let id = DirId(self.dirs.len() as u32);
+        self.dirs.push(Dir {
+            name: name.to_string(),
+            parent: Some(parent),
+            group,
+            inode,
+            blocks: vec![block],
+            files: vec![],
+            subdirs: vec![],
+        });
+        self.dirs[parent.0 as usize].subdirs.push(id);
+        self.groups[group as usize].dirs += 1;
+        id
+    }
+
+    /// Create an empty file in `dir`.
+    pub fn create(&mut self, dir: DirId, name: &str) -> FileId {
+        let group = self.dirs[dir.0 as usize].group;
+        let inode = self.alloc_inode(group);
+        let id = FileId(self.files.len() as u32);
+        self.files.push(File {
+            name: name.to_string(),
+            dir,
+            inode,
+            size: 0,
+            extents: BTreeMap::new(),
+            indirect: BTreeMap::new(),
+            last_block: None,
+            prealloc: None,
+            blocks: 0,
+        });
+        let d = &mut self.dirs[dir.0 as usize];
+        d.files.push(id);
+        // A directory block holds ~128 entries of 32 bytes.
+        if d.files.len().is_multiple_of(128) {
+            let g = d.group * BLOCKS_PER_GROUP;
+            let b = self.alloc_near(g).expect("filesystem full");
+            self.dirs[dir.0 as usize].blocks.push(b);
+        }
+        id
+    }
+
+    /// Create a file and allocate all its blocks at once (a file written sequentially).
+    pub fn create_with_size(&mut self, dir: DirId, name: &str, size: u64) -> FileId {
+        let f = self.create(dir, name);
+        let blocks = size.div_ceil(BLOCK);
+        for b in 0..blocks {
+            self.allocate(f, b);
+        }
+        self.files[f.0 as usize].size = size;
+        f
+    }
+
+    /// The first file block mapped by the indirect block needed for file block `fb`,
+    /// if `fb` is past the direct blocks (single and double indirect trees are treated as a
+    /// chain of 1024-block indirect blocks; the double-indirect block itself is ignored).
+    fn indirect_key(fb: u64) -> Option<u64> {
+        if fb < DIRECT {
+            None
+        } else {
+            Some(DIRECT + (fb - DIRECT) / PER_INDIRECT * PER_INDIRECT)
+        }
+    }
+
+    /// Allocate file block `fb` if it is not allocated. Returns the metadata blocks this
+    /// dirtied (the group bitmap, and a new indirect block) — the caller marks them dirty.
+    pub fn allocate(&mut self, f: FileId, fb: u64) -> Allocation {
+        if self.map(f, fb).is_some() {
+            return Allocation::default();
+        }
+        let mut new_meta = Vec::new();
+        let goal = {
+            let file = &self.files[f.0 as usize];
+            match file.last_block {
+                Some(b) => b + 1,
+                None => self.inode_block(file.inode) + 1,
+            }
+        };
+        // A new indirect block goes first, inline, as ext2 allocates it.
+        if let Some(key) = Self::indirect_key(fb)
+            && !self.files[f.0 as usize].indirect.contains_key(&key)
+        {
+            let ib = self.take_block(f, goal);
+            self.files[f.0 as usize].indirect.insert(key, ib);
+            new_meta.push(ib);
+        }
+        let goal = self.files[f.0 as usize]
+            .last_block
+            .map(|b| b + 1)
+            .unwrap_or(goal);
+        let db = self.take_block(f, goal);
+        let file = &mut self.files[f.0 as usize];
+        // Extend the run ending just before, or start a new one.
+        let merged = if let Some((&s, &(d, l))) = file.extents.range(..fb).next_back() {
+            if s + l == fb && d + l == db {
+                file.extents.insert(s, (d, l + 1));
+                true
+            } else {
+                false
+            }
+        } else {
+            false
+        };
+        if !merged {
+            file.extents.insert(fb, (db, 1));
+        }
+        file.blocks += 1;
+        file.size = file.size.max((fb + 1) * BLOCK);
+        let bitmap = self.bitmap_block(db);
+        Allocation {
+            bitmap: Some(bitmap),
+            new_meta,
+        }
+    }
+
+    /// Take a block for file `f`: its preallocation if it starts at goal, else a new
+    /// allocation near goal with up to 8 blocks preallocated behind it.
+    fn take_block(&mut self, f: FileId, goal: u64) -> u64 {
+        let file = &mut self.files[f.0 as usize];
+        if let Some((s, n)) = file.prealloc
+            && s == goal
+            && n > 0
+        {
+            file.prealloc = if n > 1 { Some((s + 1, n - 1)) } else { None };
+            file.last_block = Some(s);
+            return s;
+        }
+        // Give back a stale preallocation.
+        if let Some((s, n)) = file.prealloc.take() {
+            for b in s..s + n {
+                self.free_block(b);
+            }
+        }
+        let b = self.alloc_near(goal).expect("filesystem full");
+        let mut n = 0;
+        while n < PREALLOC - 1 && b + 1 + n < self.total_blocks && self.is_free(b + 1 + n) {
+            let got = self.alloc_near(b + 1 + n);
+            debug_assert_eq!(got, Some(b + 1 + n));
+            n += 1;
+        }
+        let file = &mut self.files[f.0 as usize];
+        file.prealloc = if n > 0 { Some((b + 1, n)) } else { None };
+        file.last_block = Some(b);
+        b
+    }
+
+    fn free_block(&mut self, b: u64) {
+        // Merge with neighbours.
+        let mut start = b;
+        let mut len = 1;
+        if let Some((&s, &l)) = self.free.range(..b).next_back()
+            && s + l == b
+        {
+            self.free.remove(&s);
+            start = s;
+            len += l;
+        }
+        if let Some(&l) = self.free.get(&(b + 1)) {
+            self.free.remove(&(b + 1));
+            len += l;
+        }
+        self.free.insert(start, len);
+    }
+
+    /// Release a file's preallocated blocks (on close, as ext2 does).
+    pub fn discard_prealloc(&mut self, f: FileId) {
+        if let Some((s, n)) = self.files[f.0 as usize].prealloc.take() {
+            for b in s..s + n {
+                self.free_block(b);
+            }
+        }
+    }
+
+    /// Truncate a file to zero length, freeing its blocks.
+    pub fn truncate(&mut self, f: FileId) {
+        self.discard_prealloc(f);
+        let file = &mut self.files[f.0 as usize];
+        let extents = std::mem::take(&mut file.extents);
+        let ind = std::mem::take(&mut file.indirect);
+        file.size = 0;
+        file.blocks = 0;
+        file.last_block = None;
+        for (_, (d, l)) in extents {
+            for b in d..d + l {
+                self.free_block(b);
+            }
+        }
+        for (_, b) in ind {
+            self.free_block(b);
+        }
+    }
+
+    /// The disk block of file block `fb`, if allocated.
+    pub fn map(&self, f: FileId, fb: u64) -> Option<u64> {
+        let file = &self.files[f.0 as usize];
+        let (&s, &(d, l)) = file.extents.range(..=fb).next_back()?;
+        (fb < s + l).then(|| d + (fb - s))
+    }
+
+    /// How many blocks from `fb` on are contiguous on disk (up to `max`).
+    pub fn contiguous(&self, f: FileId, fb: u64, max: u64) -> u64 {
+        let file = &self.files[f.0 as usize];
+        match file.extents.range(..=fb).next_back() {
+            Some((&s, &(_, l))) if fb < s + l => (s + l - fb).min(max),
+            _ => 0,
+        }
+    }
+
+    /// The indirect block needed to map file block `fb`, if any.
+    pub fn indirect_for(&self, f: FileId, fb: u64) -> Option<u64> {
+        let key = Self::indirect_key(fb)?;
+        self.files[f.0 as usize].indirect.get(&key).copied()
+    }
+
+    pub fn set_size(&mut self, f: FileId, size: u64) {
+        self.files[f.0 as usize].size = size;
+    }
+
+    /// Files of a directory tree in `find` order (readdir order = creation order here,
+    /// files of a directory before its subdirectories).
+    pub fn find_order(&self, dir: DirId) -> Vec<FileId> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            let dd = &self.dirs[d.0 as usize];
+            out.extend(dd.files.iter().copied());
+            for &s in dd.subdirs.iter().rev() {
+                stack.push(s);
+            }
+        }
+        out
+    }
+
+    /// Directories of a tree in traversal order.
+    pub fn dir_order(&self, dir: DirId) -> Vec<DirId> {
+        let mut out = Vec::new();
+        let mut stack = vec![dir];
+        while let Some(d) = stack.pop() {
+            out.push(d);
+            for &s in self.dirs[d.0 as usize].subdirs.iter().rev() {
+                stack.push(s);
+            }
+        }
+        out
+    }
+
+    /// The path of a file, for traces and xargs command-line lengths.
+    pub fn path(&self, f: FileId) -> String {
+        let file = &self.files[f.0 as usize];
+        let mut parts = vec![file.name.clone()];
+        let mut d = Some(file.dir);
+        while let Some(id) = d {
+            let dd = &self.dirs[id.0 as usize];
+            if !dd.name.is_empty() {
+                parts.push(dd.name.clone());
+            }
+            d = dd.parent;
+        }
+        parts.reverse();
+        parts.join("/")
+    }
+}
+
+/// Metadata a block allocation dirtied.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Allocation {
+    pub bitmap: Option<u64>,
+    /// Newly allocated indirect blocks.
+    pub new_meta: Vec<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sequential_file_is_contiguous_with_inline_indirect_blocks() {
+        let mut fs = Fs::new(63, 4 * BLOCKS_PER_GROUP);
+        let d = fs.mkdir(fs.root(), "a");
+        let f = fs.create_with_size(d, "big", 2000 * BLOCK);
+        // 12 direct blocks, then the first indirect block, then data.
+        let b0 = fs.map(f, 0).unwrap();
+        assert_eq!(fs.map(f, 11).unwrap(), b0 + 11);
+        let ind = fs.indirect_for(f, 12).unwrap();
+        assert_eq!(ind, b0 + 12);
+        assert_eq!(fs.map(f, 12).unwrap(), b0 + 13);
+        assert_eq!(fs.contiguous(f, 12, 10_000), 1024);
+        assert_eq!(
+            fs.indirect_for(f, 12 + 1024).unwrap(),
+            fs.map(f, 12 + 1023).unwrap() + 1
+        );
+    }
+
+    #[test]
+    fn interleaved_writers_get_preallocated_chunks() {
+        let mut fs = Fs::new(0, BLOCKS_PER_GROUP);
+        let d = fs.root();
+        let a = fs.create(d, "a");
+        let b = fs.create(d, "b");
+        for i in 0..8 {
+            fs.allocate(a, i);
+            fs.allocate(b, i);
+        }
+        // Each file's first 8 blocks are contiguous thanks to preallocation.
+        assert_eq!(fs.contiguous(a, 0, 100), 8);
+        assert_eq!(fs.contiguous(b, 0, 100), 8);
+    }
+
+    #[test]
+    fn top_level_dirs_spread_over_groups() {
+        let mut fs = Fs::new(0, 4 * BLOCKS_PER_GROUP);
+        let a = fs.mkdir(fs.root(), "a");
+        let b = fs.mkdir(fs.root(), "b");
+        let c = fs.mkdir(a, "c");
+        assert_ne!(fs.dir(a).group, fs.dir(b).group);
+        assert_eq!(fs.dir(c).group, fs.dir(a).group);
+        let f = fs.create_with_size(b, "x", 100);
+        assert_eq!(fs.map(f, 0).unwrap() / BLOCKS_PER_GROUP, fs.dir(b).group);
+        assert_eq!(fs.path(f), "b/x");
+    }
+}

@@ -1,0 +1,2293 @@
+//! The simulated host: tasks that make system calls, a CPU run queue, the page cache with
+//! read-ahead and writeback, dirty throttling, and the filesystem layout — connected to a
+//! device model through the core's [`Queue`] and driver loop ([`iosched_core::run`]).
+//!
+//! [`Sim`] implements [`Env`]: `wait` runs host and device events in virtual time until
+//! the queue has an input (a bio, a completion, an unplug, a task exit) or its timer is due.
+//!
+//! Tasks block exactly where Linux blocks: on a page being read, on a request slot
+//! (`get_request_wait`), on dirty throttling (`balance_dirty_pages` → `congestion_wait`),
+//! on their own direct I/O, and in fsync until every page of the file is written.
+
+use crate::cache::{Lookup, META, PageCache, PageId};
+use crate::engine::Engine;
+use crate::fs::{BLOCK, DirId, FileId, Fs, SECTORS_PER_BLOCK};
+use crate::profile::{CpuProfile, HostProfile};
+use crate::readahead::{RaAction, RaIo, RaOutcome, RaState};
+use iosched_core::{
+    Dir, Duration, Env, Event, FastMap, Input, Instant, IoPrio, Op, Owner, Queue, ReqId, Request,
+    Segments, Status, Wake,
+};
+use iosched_disk::{Device, DiskCommand};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+/// A task (process or thread).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct TaskId(pub u32);
+
+/// A system call (or user-space action) a task performs.
+pub enum SysOp {
+    /// Buffered read (`read`/`pread`).
+    Read {
+        file: FileId,
+        offset: u64,
+        len: u64,
+    },
+    /// Buffered write (`write`/`pwrite`); allocates blocks on first write.
+    Write {
+        file: FileId,
+        offset: u64,
+        len: u64,
+    },
+    /// `O_DIRECT` read / write: straight to the device, sync.
+    DirectRead {
+        file: FileId,
+        offset: u64,
+        len: u64,
+    },
+    DirectWrite {
+        file: FileId,
+        offset: u64,
+        len: u64,
+    },
+    /// Submit direct I/O asynchronously (`io_submit` with `O_DIRECT`); completions are
+    /// collected with `AioWait`.
+    AioSubmit {
+        file: FileId,
+        offset: u64,
+        len: u64,
+        write: bool,
+    },
+    /// Wait until at least `min` submitted asynchronous I/Os completed (returns them).
+    AioWait {
+        min: u32,
+    },
+    /// `fsync`: write the file's dirty pages and wait for all its writeback.
+    Fsync {
+        file: FileId,
+    },
+    /// `open`: path lookup of the file's directory blocks and inode (reads them if cold);
+    /// starts a fresh read-ahead state.
+    Open {
+        file: FileId,
+    },
+    /// `open(O_TRUNC)`: like open, then free the file's blocks and cached pages.
+    Truncate {
+        file: FileId,
+    },
+    /// `close`: releases the file's preallocated blocks.
+    Close {
+        file: FileId,
+    },
+    /// `getdents`: read a directory's blocks (and its inode).
+    ReadDir {
+        dir: DirId,
+    },
+    /// Touch mapped pages for reading (page faults with mmap read-around).
+    MmapRead {
+        file: FileId,
+        offset: u64,
+        len: u64,
+    },
+    /// Store into mapped pages (fault them in, dirty them).
+    MmapWrite {
+        file: FileId,
+        offset: u64,
+        len: u64,
+    },
+    /// User-space computation.
+    Think(Duration),
+    /// Sleep without using the CPU.
+    Sleep(Duration),
+    /// Wait until shared counter `counter` reaches `at_least`.
+    WaitCounter {
+        counter: usize,
+        at_least: u64,
+    },
+    /// Start a child task; `Outcome::child` names it.
+    Spawn {
+        program: Box<dyn Program>,
+        name: String,
+        prio: IoPrio,
+    },
+    /// Wait for a task to exit.
+    WaitExit(TaskId),
+    Exit,
+}
+
+impl std::fmt::Debug for SysOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.kind())
+    }
+}
+
+impl SysOp {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SysOp::Read { .. } => "read",
+            SysOp::Write { .. } => "write",
+            SysOp::DirectRead { .. } => "direct-read",
+            SysOp::DirectWrite { .. } => "direct-write",
+            SysOp::AioSubmit { .. } => "aio-submit",
+            SysOp::AioWait { .. } => "aio-wait",
+            SysOp::Fsync { .. } => "fsync",
+            SysOp::Open { .. } => "open",
+            SysOp::Truncate { .. } => "truncate",
+            SysOp::Close { .. } => "close",
+            SysOp::ReadDir { .. } => "readdir",
+            SysOp::MmapRead { .. } => "mmap-read",
+            SysOp::MmapWrite { .. } => "mmap-write",
+            SysOp::Think(_) => "think",
+            SysOp::Sleep(_) => "sleep",
+            SysOp::WaitCounter { .. } => "wait-counter",
+            SysOp::Spawn { .. } => "spawn",
+            SysOp::WaitExit(_) => "wait-exit",
+            SysOp::Exit => "exit",
+        }
+    }
+}
+
+/// How an operation went.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub kind: &'static str,
+    pub started: Instant,
+    pub finished: Instant,
+    /// Bytes read or written (for `AioWait`: completed I/Os count).
+    pub bytes: u64,
+    pub child: Option<TaskId>,
+    /// An I/O error or short transfer, if any.
+    pub error: Option<Status>,
+}
+
+impl Outcome {
+    pub fn latency(&self) -> Duration {
+        self.finished - self.started
+    }
+}
+
+/// What a program can see and do when choosing its next operation.
+pub struct ProgCtx<'a> {
+    pub now: Instant,
+    pub task: TaskId,
+    /// CPU time this task has used (user + system).
+    pub cpu_time: Duration,
+    pub fs: &'a mut Fs,
+    counters: &'a mut Vec<u64>,
+    counter_bumped: &'a mut bool,
+}
+
+impl ProgCtx<'_> {
+    /// Raise shared counter `c` to `value` (wakes `WaitCounter` waiters).
+    pub fn signal(&mut self, c: usize, value: u64) {
+        if self.counters.len() <= c {
+            self.counters.resize(c + 1, 0);
+        }
+        if value > self.counters[c] {
+            self.counters[c] = value;
+            *self.counter_bumped = true;
+        }
+    }
+    pub fn counter(&self, c: usize) -> u64 {
+        self.counters.get(c).copied().unwrap_or(0)
+    }
+}
+
+/// A task's program: a generator of operations.
+pub trait Program {
+    /// The next operation; `done` is the outcome of the previous one (None at start).
+    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp;
+}
+
+impl<F: FnMut(&mut ProgCtx, Option<&Outcome>) -> SysOp> Program for F {
+    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        self(ctx, done)
+    }
+}
+
+/// Why a task is not running.
+#[derive(Clone, Debug, PartialEq)]
+enum Block {
+    /// On a page being read.
+    Page(PageId),
+    /// For a request slot for bio `id`.
+    Slot(ReqId),
+    /// Until its own direct / sync bios complete.
+    Io,
+    /// Until the file has no page dirty or under writeback.
+    Fsync(u32),
+    /// `congestion_wait`: until write congestion clears or the timer.
+    Congestion {
+        token: u64,
+    },
+    Sleep {
+        token: u64,
+    },
+    Counter {
+        counter: usize,
+        at_least: u64,
+    },
+    Exit(TaskId),
+    /// For a free page-cache page (everything dirty or in flight).
+    Memory {
+        token: u64,
+    },
+    Aio {
+        min: u32,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum State {
+    /// Wants a CPU.
+    Runnable,
+    /// Owns a CPU and is executing its continuation.
+    Running,
+    /// Owns a CPU, burning `debt` until a CpuDone event.
+    Burning,
+    /// Waiting for the queue to admit the bio just submitted.
+    Submitting,
+    Blocked(Block),
+    Exited,
+}
+
+/// Where a task is inside its current operation.
+enum Cont {
+    /// Ask the program for the next operation.
+    Next,
+    Read {
+        file: FileId,
+        pos: u64,
+        end: u64,
+        next_ra: u64,
+        copied: u64,
+        mmap: bool,
+    },
+    Write {
+        file: FileId,
+        pos: u64,
+        end: u64,
+        written: u64,
+        mmap: bool,
+    },
+    /// After the operation: maybe throttle, then finish.
+    Balance(Balance),
+    Writeback(Writeback),
+    Fsync {
+        file: FileId,
+        phase: u8,
+    },
+    Meta {
+        blocks: Vec<u64>,
+        i: usize,
+        then: Box<Cont>,
+    },
+    Finish {
+        bytes: u64,
+    },
+    Pdflush(PdState),
+}
+
+/// `balance_dirty_pages`.
+struct Balance {
+    pages_written: u64,
+    phase: u8,
+    then_bytes: u64,
+}
+
+/// An in-progress `writeback_inodes` pass driven by the task doing it.
+struct Writeback {
+    nr_to_write: i64,
+    nonblocking: bool,
+    older_than: Option<Instant>,
+    only_file: Option<u32>,
+    /// Snapshot of inodes to visit.
+    inodes: VecDeque<u32>,
+    /// Dirty pages of the current inode still to consider, in cyclic order.
+    pages: VecDeque<u64>,
+    file: Option<u32>,
+    written: i64,
+    encountered_congestion: bool,
+    then: Box<Cont>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PdKind {
+    Background,
+    Kupdate,
+}
+
+struct PdState {
+    kind: PdKind,
+    phase: u8,
+    budget: i64,
+}
+
+struct Task {
+    name: String,
+    owner: Owner,
+    prio: IoPrio,
+    program: Option<Box<dyn Program>>,
+    state: State,
+    cont: Cont,
+    cpu: Option<usize>,
+    slice_used: Duration,
+    debt: Duration,
+    cpu_time: Duration,
+    bio_out: VecDeque<Request>,
+    block_after: Option<Block>,
+    unplug_before_block: bool,
+    ra: FastMap<u32, RaState>,
+    op_started: Instant,
+    op_kind: &'static str,
+    last_outcome: Option<Outcome>,
+    child: Option<TaskId>,
+    /// Direct / sync bios outstanding for the current op.
+    io_outstanding: u32,
+    io_error: Option<Status>,
+    aio_done: u32,
+    aio_inflight: u32,
+    exit_waiters: Vec<TaskId>,
+    pdflush: bool,
+    /// Result of the last writeback pass this task drove: (pages written, congested).
+    wb: (i64, bool),
+    /// Part of `debt` that is user time (Think).
+    user_debt: Duration,
+}
+
+/// What a submitted unit of I/O is for.
+#[derive(Clone, Debug)]
+enum BioKind {
+    /// Filling cache pages.
+    CacheRead(Vec<PageId>),
+    /// Writing cache pages back.
+    CacheWrite(Vec<PageId>),
+    /// Direct I/O of a task (sync or async).
+    Direct { task: TaskId, aio: bool, bytes: u64 },
+}
+
+#[derive(Clone, Debug)]
+struct Bio {
+    kind: BioKind,
+    /// Device time accounting for vmstat.
+    bytes: u64,
+    write: bool,
+}
+
+#[derive(Debug)]
+enum Ev {
+    CpuDone { task: TaskId, cpu: usize },
+    Timer { task: TaskId, token: u64 },
+    Kupdate,
+    Sample,
+    Stop,
+}
+
+/// Per-second samples like vmstat's.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct VmstatLine {
+    pub second: u64,
+    /// Runnable tasks.
+    pub r: u32,
+    /// Tasks blocked on I/O.
+    pub b: u32,
+    pub free_kb: u64,
+    pub cache_kb: u64,
+    pub dirty_kb: u64,
+    /// KiB read / written per second (completed).
+    pub bi: u64,
+    pub bo: u64,
+    pub us: u32,
+    pub sy: u32,
+    pub id: u32,
+    pub wa: u32,
+}
+
+/// Totals of a run.
+#[derive(Clone, Debug, Default)]
+pub struct SimStats {
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    pub requests_completed: u64,
+    pub vmstat: Vec<VmstatLine>,
+    /// Device busy time (some request in flight).
+    pub device_busy: Duration,
+}
+
+/// Settings of a simulation run.
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub host: HostProfile,
+    pub cpu: CpuProfile,
+    pub seed: u64,
+    /// Collect vmstat lines each second.
+    pub vmstat: bool,
+    /// Stop at this simulated time at the latest.
+    pub time_limit: Option<Instant>,
+    /// Keep a blkparse-like trace of queue events.
+    pub trace: bool,
+}
+
+/// The simulated host and device, as an [`Env`] for the core's driver loop.
+pub struct Sim {
+    pub now: Instant,
+    engine: Engine<Ev>,
+    pub fs: Fs,
+    pub cache: PageCache,
+    cfg: SimConfig,
+    device: Box<dyn Device>,
+    device_next: Option<Instant>,
+    device_inflight: u32,
+    device_busy_since: Option<Instant>,
+    tasks: Vec<Task>,
+    cpus: Vec<Option<TaskId>>,
+    runq: VecDeque<TaskId>,
+    pending: VecDeque<Input>,
+    ready: VecDeque<TaskId>,
+    bios: FastMap<ReqId, Bio>,
+    next_bio: u64,
+    awaiting: Option<(TaskId, ReqId)>,
+    read_congested: bool,
+    write_congested: bool,
+    page_waiters: FastMap<PageId, Vec<TaskId>>,
+    fsync_waiters: FastMap<u32, Vec<TaskId>>,
+    congestion_waiters: Vec<TaskId>,
+    memory_waiters: Vec<TaskId>,
+    counters: Vec<u64>,
+    counter_waiters: Vec<TaskId>,
+    next_token: u64,
+    /// Per-CPU count of pages dirtied since the last throttle check (`ratelimits`).
+    ratelimit_count: u64,
+    dirty_exceeded: bool,
+    pdflush: Vec<TaskId>,
+    /// A pdflush is writing this device (`BDI_pdflush`).
+    bdi_writeback: bool,
+    background_running: bool,
+    /// Tasks whose exit ends the run (when all have exited).
+    watched: Vec<TaskId>,
+    pub stats: SimStats,
+    sample: VmstatLine,
+    cpu_busy_sample: Duration,
+    cpu_sys_sample: Duration,
+    stopped: bool,
+    pub trace: Option<Vec<String>>,
+    /// Tracing of which requests are in flight, for the blkparse-like trace.
+    owners_by_bio: FastMap<ReqId, (Owner, u32)>,
+}
+
+const MAX_WRITEBACK_PAGES: i64 = 1024;
+
+impl Sim {
+    pub fn new(cfg: SimConfig, device: Box<dyn Device>) -> Self {
+        let fs = Fs::for_device(device.capacity_sectors());
+        let cache = PageCache::new(cfg.host.cache_pages());
+        let ncpu = cfg.cpu.cpus as usize;
+        let trace = cfg.trace.then(Vec::new);
+        let mut s = Sim {
+            now: Instant::ZERO,
+            engine: Engine::default(),
+            fs,
+            cache,
+            device,
+            device_next: None,
+            device_inflight: 0,
+            device_busy_since: None,
+            tasks: Vec::new(),
+            cpus: vec![None; ncpu],
+            runq: VecDeque::new(),
+            pending: VecDeque::new(),
+            ready: VecDeque::new(),
+            bios: FastMap::default(),
+            next_bio: 1,
+            awaiting: None,
+            read_congested: false,
+            write_congested: false,
+            page_waiters: FastMap::default(),
+            fsync_waiters: FastMap::default(),
+            congestion_waiters: Vec::new(),
+            memory_waiters: Vec::new(),
+            counters: Vec::new(),
+            counter_waiters: Vec::new(),
+            next_token: 1,
+            ratelimit_count: 0,
+            dirty_exceeded: false,
+            pdflush: Vec::new(),
+            bdi_writeback: false,
+            background_running: false,
+            watched: Vec::new(),
+            stats: SimStats::default(),
+            sample: VmstatLine::default(),
+            cpu_busy_sample: Duration::ZERO,
+            cpu_sys_sample: Duration::ZERO,
+            stopped: false,
+            trace,
+            owners_by_bio: FastMap::default(),
+            cfg,
+        };
+        for i in 0..s.cfg.host.pdflush_threads {
+            let t = s.add_task(format!("pdflush/{i}"), None, IoPrio::NONE, true);
+            s.tasks[t.0 as usize].state = State::Blocked(Block::Sleep { token: 0 });
+            s.pdflush.push(t);
+        }
+        let wi = s.cfg.host.writeback_interval;
+        s.engine.schedule(Instant::ZERO + wi, Ev::Kupdate);
+        if s.cfg.vmstat {
+            s.engine.schedule(Instant::from_secs(1), Ev::Sample);
+        }
+        if let Some(t) = s.cfg.time_limit {
+            s.engine.schedule(t, Ev::Stop);
+        }
+        s
+    }
+
+    /// Pages the cache may hold.
+    pub fn cache_pages(&self) -> u64 {
+        self.cache.capacity()
+    }
+
+    fn add_task(
+        &mut self,
+        name: String,
+        program: Option<Box<dyn Program>>,
+        prio: IoPrio,
+        pdflush: bool,
+    ) -> TaskId {
+        let id = TaskId(self.tasks.len() as u32);
+        self.tasks.push(Task {
+            name,
+            owner: Owner(id.0 as u64 + 1),
+            prio,
+            program,
+            state: State::Runnable,
+            cont: Cont::Next,
+            cpu: None,
+            slice_used: Duration::ZERO,
+            debt: Duration::ZERO,
+            cpu_time: Duration::ZERO,
+            bio_out: VecDeque::new(),
+            block_after: None,
+            unplug_before_block: false,
+            ra: FastMap::default(),
+            op_started: Instant::ZERO,
+            op_kind: "",
+            last_outcome: None,
+            child: None,
+            io_outstanding: 0,
+            io_error: None,
+            aio_done: 0,
+            aio_inflight: 0,
+            exit_waiters: Vec::new(),
+            pdflush,
+            wb: (0, false),
+            user_debt: Duration::ZERO,
+        });
+        id
+    }
+
+    /// Start a task running `program`. Its owner identity is unique to it.
+    pub fn spawn(
+        &mut self,
+        name: impl Into<String>,
+        program: Box<dyn Program>,
+        prio: IoPrio,
+    ) -> TaskId {
+        let id = self.add_task(name.into(), Some(program), prio, false);
+        self.make_runnable(id);
+        id
+    }
+
+    /// The run ends when all watched tasks have exited.
+    pub fn watch(&mut self, t: TaskId) {
+        self.watched.push(t);
+    }
+
+    pub fn task_cpu_time(&self, t: TaskId) -> Duration {
+        self.tasks[t.0 as usize].cpu_time
+    }
+    pub fn task_owner(&self, t: TaskId) -> Owner {
+        self.tasks[t.0 as usize].owner
+    }
+    pub fn task_exited(&self, t: TaskId) -> bool {
+        self.tasks[t.0 as usize].state == State::Exited
+    }
+    pub fn stopped_by_limit(&self) -> bool {
+        self.stopped
+    }
+
+    // ---------------------------------------------------------------------------------
+    // CPU
+
+    fn make_runnable(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t.0 as usize];
+        if task.state == State::Exited {
+            return;
+        }
+        task.state = State::Runnable;
+        if let Some(c) = self.cpus.iter().position(|c| c.is_none()) {
+            self.cpus[c] = Some(t);
+            let task = &mut self.tasks[t.0 as usize];
+            task.cpu = Some(c);
+            task.slice_used = Duration::ZERO;
+            task.state = State::Running;
+            self.ready.push_back(t);
+        } else {
+            self.runq.push_back(t);
+        }
+    }
+
+    fn release_cpu(&mut self, t: TaskId) {
+        let Some(c) = self.tasks[t.0 as usize].cpu.take() else {
+            return;
+        };
+        self.cpus[c] = None;
+        if let Some(next) = self.runq.pop_front() {
+            self.cpus[c] = Some(next);
+            let task = &mut self.tasks[next.0 as usize];
+            task.cpu = Some(c);
+            task.slice_used = Duration::ZERO;
+            task.state = State::Running;
+            self.ready.push_back(next);
+        }
+    }
+
+    fn block(&mut self, t: TaskId, why: Block) {
+        let cs = self.cfg.cpu.context_switch;
+        let task = &mut self.tasks[t.0 as usize];
+        task.cpu_time += cs;
+        task.state = State::Blocked(why.clone());
+        if task.unplug_before_block {
+            task.unplug_before_block = false;
+            self.pending.push_back(Input::Unplug);
+        }
+        match why {
+            Block::Page(p) => self.page_waiters.entry(p).or_default().push(t),
+            Block::Fsync(f) => self.fsync_waiters.entry(f).or_default().push(t),
+            Block::Congestion { token } => {
+                self.congestion_waiters.push(t);
+                self.engine.schedule(
+                    self.now + Duration::from_millis(100),
+                    Ev::Timer { task: t, token },
+                );
+            }
+            Block::Sleep { .. } | Block::Memory { .. } => {}
+            Block::Counter { .. } => self.counter_waiters.push(t),
+            Block::Exit(child) => self.tasks[child.0 as usize].exit_waiters.push(t),
+            Block::Slot(_) | Block::Io | Block::Aio { .. } => {}
+        }
+        self.release_cpu(t);
+    }
+
+    fn wake(&mut self, t: TaskId) {
+        if matches!(self.tasks[t.0 as usize].state, State::Blocked(_)) {
+            self.make_runnable(t);
+        }
+    }
+
+    fn token(&mut self) -> u64 {
+        self.next_token += 1;
+        self.next_token
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Running tasks
+
+    /// Run a task that owns a CPU until it burns CPU, submits a bio, or blocks.
+    fn run_task(&mut self, t: TaskId) {
+        loop {
+            let task = &mut self.tasks[t.0 as usize];
+            if task.state != State::Running {
+                return;
+            }
+            if task.debt > Duration::ZERO {
+                // Time slice: a task that used its slice goes to the back of the run queue.
+                if task.slice_used >= self.cfg.cpu.timeslice && !self.runq.is_empty() {
+                    task.state = State::Runnable;
+                    let c = task.cpu.take().unwrap();
+                    self.cpus[c] = None;
+                    self.runq.push_back(t);
+                    let next = self.runq.pop_front().unwrap();
+                    self.cpus[c] = Some(next);
+                    let nt = &mut self.tasks[next.0 as usize];
+                    nt.cpu = Some(c);
+                    nt.slice_used = Duration::ZERO;
+                    nt.state = State::Running;
+                    self.ready.push_back(next);
+                    return;
+                }
+                let d = task.debt;
+                task.state = State::Burning;
+                let cpu = task.cpu.unwrap();
+                self.engine
+                    .schedule(self.now + d, Ev::CpuDone { task: t, cpu });
+                return;
+            }
+            if let Some(bio) = task.bio_out.pop_front() {
+                task.state = State::Submitting;
+                self.awaiting = Some((t, bio.id));
+                self.pending.push_back(Input::Arrival(bio));
+                return;
+            }
+            if let Some(b) = task.block_after.take() {
+                self.block(t, b);
+                return;
+            }
+            self.step(t);
+        }
+    }
+
+    fn charge(&mut self, t: TaskId, d: Duration) {
+        self.tasks[t.0 as usize].debt += d;
+    }
+
+    /// One step of the task's current operation.
+    fn step(&mut self, t: TaskId) {
+        let cont = std::mem::replace(&mut self.tasks[t.0 as usize].cont, Cont::Next);
+        let next = match cont {
+            Cont::Next => self.next_op(t),
+            Cont::Read {
+                file,
+                pos,
+                end,
+                next_ra,
+                copied,
+                mmap,
+            } => self.step_read(t, file, pos, end, next_ra, copied, mmap),
+            Cont::Write {
+                file,
+                pos,
+                end,
+                written,
+                mmap,
+            } => self.step_write(t, file, pos, end, written, mmap),
+            Cont::Balance(b) => self.step_balance(t, b),
+            Cont::Writeback(w) => self.step_writeback(t, w),
+            Cont::Fsync { file, phase } => self.step_fsync(t, file, phase),
+            Cont::Meta { blocks, i, then } => self.step_meta(t, blocks, i, then),
+            Cont::Finish { bytes } => {
+                self.finish_op(t, bytes);
+                Cont::Next
+            }
+            Cont::Pdflush(p) => self.step_pdflush(t, p),
+        };
+        let task = &mut self.tasks[t.0 as usize];
+        if task.state != State::Exited {
+            task.cont = next;
+        }
+    }
+
+    fn finish_op(&mut self, t: TaskId, bytes: u64) {
+        let now = self.now;
+        let task = &mut self.tasks[t.0 as usize];
+        let error = task.io_error.take();
+        task.last_outcome = Some(Outcome {
+            kind: task.op_kind,
+            started: task.op_started,
+            finished: now,
+            bytes,
+            child: task.child.take(),
+            error,
+        });
+    }
+
+    fn next_op(&mut self, t: TaskId) -> Cont {
+        if self.tasks[t.0 as usize].pdflush {
+            return Cont::Pdflush(PdState {
+                kind: PdKind::Background,
+                phase: 0,
+                budget: 0,
+            });
+        }
+        let mut program = self.tasks[t.0 as usize]
+            .program
+            .take()
+            .expect("task without program");
+        let done = self.tasks[t.0 as usize].last_outcome.take();
+        let cpu_time = self.tasks[t.0 as usize].cpu_time;
+        let mut bumped = false;
+        let op = {
+            let mut ctx = ProgCtx {
+                now: self.now,
+                task: t,
+                cpu_time,
+                fs: &mut self.fs,
+                counters: &mut self.counters,
+                counter_bumped: &mut bumped,
+            };
+            program.next(&mut ctx, done.as_ref())
+        };
+        self.tasks[t.0 as usize].program = Some(program);
+        if bumped {
+            for w in std::mem::take(&mut self.counter_waiters) {
+                self.wake(w);
+            }
+        }
+        let cpu = self.cfg.cpu.clone();
+        let task = &mut self.tasks[t.0 as usize];
+        task.op_started = self.now;
+        task.op_kind = op.kind();
+        match op {
+            SysOp::Read { file, offset, len } => {
+                task.debt += cpu.syscall;
+                let first = offset / BLOCK;
+                Cont::Read {
+                    file,
+                    pos: offset,
+                    end: offset + len,
+                    next_ra: first,
+                    copied: 0,
+                    mmap: false,
+                }
+            }
+            SysOp::MmapRead { file, offset, len } => Cont::Read {
+                file,
+                pos: offset,
+                end: offset + len,
+                next_ra: offset / BLOCK,
+                copied: 0,
+                mmap: true,
+            },
+            SysOp::Write { file, offset, len } => {
+                task.debt += cpu.syscall;
+                Cont::Write {
+                    file,
+                    pos: offset,
+                    end: offset + len,
+                    written: 0,
+                    mmap: false,
+                }
+            }
+            SysOp::MmapWrite { file, offset, len } => Cont::Write {
+                file,
+                pos: offset,
+                end: offset + len,
+                written: 0,
+                mmap: true,
+            },
+            SysOp::DirectRead { file, offset, len } => {
+                task.debt += cpu.syscall;
+                self.direct_io(t, file, offset, len, false, false);
+                Cont::Finish { bytes: len }
+            }
+            SysOp::DirectWrite { file, offset, len } => {
+                task.debt += cpu.syscall;
+                self.direct_io(t, file, offset, len, true, false);
+                Cont::Finish { bytes: len }
+            }
+            SysOp::AioSubmit {
+                file,
+                offset,
+                len,
+                write,
+            } => {
+                task.debt += cpu.syscall;
+                self.direct_io(t, file, offset, len, write, true);
+                Cont::Finish { bytes: len }
+            }
+            SysOp::AioWait { min } => {
+                task.debt += cpu.syscall;
+                if task.aio_done < min && task.aio_inflight > 0 {
+                    task.block_after = Some(Block::Aio { min });
+                }
+                Cont::Finish { bytes: 0 }
+            }
+            SysOp::Fsync { file } => {
+                task.debt += cpu.syscall;
+                Cont::Fsync { file, phase: 0 }
+            }
+            SysOp::Open { file } | SysOp::Truncate { file } => {
+                let trunc = matches!(op, SysOp::Truncate { .. });
+                task.debt += cpu.syscall * 3;
+                let max = self.cfg.host.readahead_max_pages;
+                task.ra.insert(file.0, RaState::new(max));
+                if trunc {
+                    self.cache.drop_file(file.0);
+                    self.fs.truncate(file);
+                }
+                let blocks = self.lookup_blocks(file);
+                Cont::Meta {
+                    blocks,
+                    i: 0,
+                    then: Box::new(Cont::Finish { bytes: 0 }),
+                }
+            }
+            SysOp::Close { file } => {
+                task.debt += cpu.syscall;
+                task.ra.remove(&file.0);
+                self.fs.discard_prealloc(file);
+                Cont::Finish { bytes: 0 }
+            }
+            SysOp::ReadDir { dir } => {
+                task.debt += cpu.syscall * 2;
+                let d = self.fs.dir(dir);
+                let mut blocks = vec![self.fs.inode_block(d.inode)];
+                blocks.extend(d.blocks.iter().copied());
+                Cont::Meta {
+                    blocks,
+                    i: 0,
+                    then: Box::new(Cont::Finish { bytes: 0 }),
+                }
+            }
+            SysOp::Think(d) => {
+                task.debt += d;
+                task.user_debt += d;
+                Cont::Finish { bytes: 0 }
+            }
+            SysOp::Sleep(d) => {
+                let token = self.token();
+                self.engine
+                    .schedule(self.now + d, Ev::Timer { task: t, token });
+                self.tasks[t.0 as usize].block_after = Some(Block::Sleep { token });
+                Cont::Finish { bytes: 0 }
+            }
+            SysOp::WaitCounter { counter, at_least } => {
+                if self.counters.get(counter).copied().unwrap_or(0) < at_least {
+                    task.block_after = Some(Block::Counter { counter, at_least });
+                }
+                Cont::Finish { bytes: 0 }
+            }
+            SysOp::Spawn {
+                program,
+                name,
+                prio,
+            } => {
+                task.debt += cpu.process_spawn;
+                let child = self.spawn(name, program, prio);
+                self.tasks[t.0 as usize].child = Some(child);
+                Cont::Finish { bytes: 0 }
+            }
+            SysOp::WaitExit(c) => {
+                if self.tasks[c.0 as usize].state != State::Exited {
+                    self.tasks[t.0 as usize].block_after = Some(Block::Exit(c));
+                }
+                Cont::Finish { bytes: 0 }
+            }
+            SysOp::Exit => {
+                self.exit_task(t);
+                Cont::Next
+            }
+        }
+    }
+
+    fn exit_task(&mut self, t: TaskId) {
+        let owner = self.tasks[t.0 as usize].owner;
+        self.release_cpu(t);
+        let task = &mut self.tasks[t.0 as usize];
+        task.state = State::Exited;
+        task.ra.clear();
+        let waiters = std::mem::take(&mut task.exit_waiters);
+        for w in waiters {
+            self.wake(w);
+        }
+        self.pending.push_back(Input::OwnerExit(owner));
+    }
+
+    /// Metadata blocks an open needs: the directory's blocks and the file's inode block.
+    fn lookup_blocks(&self, file: FileId) -> Vec<u64> {
+        let f = self.fs.file(file);
+        let d = self.fs.dir(f.dir);
+        // The directory entry lives in one of the directory's blocks.
+        let pos = d.files.iter().position(|&x| x == file).unwrap_or(0);
+        let dblock = d.blocks[(pos / 128).min(d.blocks.len() - 1)];
+        vec![dblock, self.fs.inode_block(f.inode)]
+    }
+
+    /// Read metadata blocks one at a time (each a synchronous read if not cached).
+    fn step_meta(&mut self, t: TaskId, blocks: Vec<u64>, i: usize, then: Box<Cont>) -> Cont {
+        if i >= blocks.len() {
+            return *then;
+        }
+        let b = blocks[i];
+        match self.cache.lookup(META, b) {
+            Lookup::Uptodate(_) => {
+                self.charge(t, self.cfg.cpu.page_lookup);
+                Cont::Meta {
+                    blocks,
+                    i: i + 1,
+                    then,
+                }
+            }
+            Lookup::Locked(p) => {
+                self.tasks[t.0 as usize].unplug_before_block = true;
+                self.tasks[t.0 as usize].block_after = Some(Block::Page(p));
+                Cont::Meta { blocks, i, then }
+            }
+            Lookup::Absent => match self.cache.add(META, b, false) {
+                None => self.wait_memory(t, Cont::Meta { blocks, i, then }),
+                Some(p) => {
+                    let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
+                    self.charge(t, c);
+                    let sector = self.fs.sector(b);
+                    self.queue_bio(
+                        t,
+                        Op::Read,
+                        sector,
+                        SECTORS_PER_BLOCK as u32,
+                        true,
+                        BioKind::CacheRead(vec![p]),
+                        true,
+                    );
+                    Cont::Meta { blocks, i, then }
+                }
+            },
+        }
+    }
+
+    fn wait_memory(&mut self, t: TaskId, cont: Cont) -> Cont {
+        let token = self.token();
+        self.memory_waiters.push(t);
+        self.engine.schedule(
+            self.now + Duration::from_millis(10),
+            Ev::Timer { task: t, token },
+        );
+        self.tasks[t.0 as usize].block_after = Some(Block::Memory { token });
+        cont
+    }
+
+    fn new_bio_id(&mut self) -> ReqId {
+        let id = self.next_bio;
+        self.next_bio += 1;
+        id
+    }
+
+    /// Queue a bio for the task to submit next.
+    #[allow(clippy::too_many_arguments)]
+    fn queue_bio(
+        &mut self,
+        t: TaskId,
+        op: Op,
+        sector: u64,
+        len: u32,
+        sync: bool,
+        kind: BioKind,
+        meta: bool,
+    ) {
+        let id = self.new_bio_id();
+        let task = &self.tasks[t.0 as usize];
+        let rq = Request {
+            id,
+            op,
+            sector,
+            len_sectors: len,
+            sync,
+            meta,
+            prio: task.prio,
+            owner: task.owner,
+            arrival: self.now,
+        };
+        let bytes = len as u64 * 512;
+        self.bios.insert(
+            id,
+            Bio {
+                kind,
+                bytes,
+                write: op == Op::Write,
+            },
+        );
+        self.tasks[t.0 as usize].bio_out.push_back(rq);
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Reads
+
+    #[allow(clippy::too_many_arguments)]
+    fn step_read(
+        &mut self,
+        t: TaskId,
+        file: FileId,
+        pos: u64,
+        end: u64,
+        mut next_ra: u64,
+        copied: u64,
+        mmap: bool,
+    ) -> Cont {
+        let size = self.fs.file(file).size;
+        let end = end.min(size);
+        if pos >= end {
+            let cpu = &self.cfg.cpu;
+            let c = if mmap {
+                cpu.page_lookup * copied as u32
+            } else {
+                cpu.copy_page * copied as u32
+            };
+            self.charge(t, c);
+            return Cont::Finish {
+                bytes: copied * BLOCK,
+            };
+        }
+        let index = pos / BLOCK;
+        let last = (end - 1) / BLOCK;
+        if index == next_ra {
+            if mmap {
+                // filemap_nopage read-around on a miss.
+                if !self.cache.contains(file.0, index) {
+                    let ra = self.cfg.host.mmap_readaround_pages;
+                    let start = index & !(ra - 1);
+                    let mut io = HostRa { sim: self, t, file };
+                    io.readahead(RaAction {
+                        start,
+                        nr: ra,
+                        blocking: true,
+                    });
+                }
+                next_ra = index + 1;
+            } else {
+                let max = self.cfg.host.readahead_max_pages;
+                let mut ra = self.tasks[t.0 as usize]
+                    .ra
+                    .remove(&file.0)
+                    .unwrap_or_else(|| RaState::new(max));
+                let mut io = HostRa { sim: self, t, file };
+                next_ra = ra.page_cache_readahead(&mut io, index, last - index + 1);
+                self.tasks[t.0 as usize].ra.insert(file.0, ra);
+            }
+            if !self.tasks[t.0 as usize].bio_out.is_empty()
+                || self.tasks[t.0 as usize].block_after.is_some()
+            {
+                return Cont::Read {
+                    file,
+                    pos,
+                    end,
+                    next_ra,
+                    copied,
+                    mmap,
+                };
+            }
+        }
+        match self.cache.lookup(file.0, index) {
+            Lookup::Uptodate(_) => {
+                self.charge(t, self.cfg.cpu.page_lookup);
+                let npos = ((index + 1) * BLOCK).min(end);
+                Cont::Read {
+                    file,
+                    pos: npos,
+                    end,
+                    next_ra,
+                    copied: copied + 1,
+                    mmap,
+                }
+            }
+            Lookup::Locked(p) => {
+                let task = &mut self.tasks[t.0 as usize];
+                task.unplug_before_block = true;
+                task.block_after = Some(Block::Page(p));
+                Cont::Read {
+                    file,
+                    pos,
+                    end,
+                    next_ra,
+                    copied,
+                    mmap,
+                }
+            }
+            Lookup::Absent => {
+                if let Some(ra) = self.tasks[t.0 as usize].ra.get_mut(&file.0) {
+                    ra.miss();
+                }
+                // Indirect block first, if needed and not cached.
+                if let Some(ib) = self.fs.indirect_for(file, index)
+                    && !matches!(self.cache.lookup(META, ib), Lookup::Uptodate(_))
+                {
+                    let then = Box::new(Cont::Read {
+                        file,
+                        pos,
+                        end,
+                        next_ra,
+                        copied,
+                        mmap,
+                    });
+                    return Cont::Meta {
+                        blocks: vec![ib],
+                        i: 0,
+                        then,
+                    };
+                }
+                match self.cache.add(file.0, index, false) {
+                    None => self.wait_memory(
+                        t,
+                        Cont::Read {
+                            file,
+                            pos,
+                            end,
+                            next_ra,
+                            copied,
+                            mmap,
+                        },
+                    ),
+                    Some(p) => match self.fs.map(file, index) {
+                        None => {
+                            // A hole: zero-filled without I/O.
+                            self.cache.read_done(p);
+                            Cont::Read {
+                                file,
+                                pos,
+                                end,
+                                next_ra,
+                                copied,
+                                mmap,
+                            }
+                        }
+                        Some(b) => {
+                            let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
+                            self.charge(t, c);
+                            let sector = self.fs.sector(b);
+                            self.queue_bio(
+                                t,
+                                Op::Read,
+                                sector,
+                                SECTORS_PER_BLOCK as u32,
+                                true,
+                                BioKind::CacheRead(vec![p]),
+                                false,
+                            );
+                            Cont::Read {
+                                file,
+                                pos,
+                                end,
+                                next_ra,
+                                copied,
+                                mmap,
+                            }
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    /// `do_page_cache_readahead`: allocate the missing pages of the window and build
+    /// bios of on-disk contiguous runs. Returns the number of pages started.
+    fn do_readahead(&mut self, t: TaskId, file: FileId, a: RaAction) -> RaOutcome {
+        if !a.blocking && self.read_congested {
+            return RaOutcome::Congested;
+        }
+        let size = self.fs.file(file).size;
+        if size == 0 {
+            return RaOutcome::Read(0);
+        }
+        let end_index = (size - 1) / BLOCK;
+        let max_pages = (self.max_bio_sectors() / SECTORS_PER_BLOCK).max(1);
+        let mut started = 0;
+        let mut run: Vec<PageId> = Vec::new();
+        let mut run_start_block = 0;
+        let mut last_block = None;
+        for index in a.start..a.start + a.nr {
+            if index > end_index {
+                break;
+            }
+            if self.cache.contains(file.0, index) {
+                self.flush_ra_run(t, &mut run, run_start_block);
+                last_block = None;
+                continue;
+            }
+            let Some(b) = self.fs.map(file, index) else {
+                continue;
+            };
+            // mpage_readpages maps each page with get_block, which reads a cold indirect
+            // block on the way. Its read goes out ahead of the data it maps.
+            if let Some(ib) = self.fs.indirect_for(file, index)
+                && !self.cache.contains(META, ib)
+            {
+                self.flush_ra_run(t, &mut run, run_start_block);
+                last_block = None;
+                if let Some(p) = self.cache.add(META, ib, false) {
+                    self.charge(t, self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit);
+                    let sector = self.fs.sector(ib);
+                    self.queue_bio(
+                        t,
+                        Op::Read,
+                        sector,
+                        SECTORS_PER_BLOCK as u32,
+                        true,
+                        BioKind::CacheRead(vec![p]),
+                        true,
+                    );
+                }
+            }
+            let Some(p) = self.cache.add(file.0, index, false) else {
+                break;
+            };
+            started += 1;
+            self.charge(t, self.cfg.cpu.page_alloc);
+            let contiguous =
+                last_block == Some(b.wrapping_sub(1)) && (run.len() as u64) < max_pages;
+            if !contiguous {
+                self.flush_ra_run(t, &mut run, run_start_block);
+                run_start_block = b;
+            }
+            run.push(p);
+            last_block = Some(b);
+        }
+        self.flush_ra_run(t, &mut run, run_start_block);
+        RaOutcome::Read(started)
+    }
+
+    fn flush_ra_run(&mut self, t: TaskId, run: &mut Vec<PageId>, start_block: u64) {
+        if run.is_empty() {
+            return;
+        }
+        let pages = std::mem::take(run);
+        self.charge(t, self.cfg.cpu.bio_submit);
+        let sector = self.fs.sector(start_block);
+        let len = (pages.len() as u64 * SECTORS_PER_BLOCK) as u32;
+        self.queue_bio(
+            t,
+            Op::Read,
+            sector,
+            len,
+            true,
+            BioKind::CacheRead(pages),
+            false,
+        );
+    }
+
+    /// Largest bio the queue accepts (bio_add_page stops at max_sectors; 128 KiB).
+    fn max_bio_sectors(&self) -> u64 {
+        256
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Writes and dirty throttling
+
+    fn step_write(
+        &mut self,
+        t: TaskId,
+        file: FileId,
+        pos: u64,
+        end: u64,
+        written: u64,
+        mmap: bool,
+    ) -> Cont {
+        if pos >= end {
+            let n = written.div_ceil(BLOCK).max(1);
+            self.ratelimit_count += n;
+            let limit = if self.dirty_exceeded {
+                8
+            } else {
+                self.ratelimit_pages()
+            };
+            if self.ratelimit_count >= limit {
+                self.ratelimit_count = 0;
+                return Cont::Balance(Balance {
+                    pages_written: 0,
+                    phase: 0,
+                    then_bytes: written,
+                });
+            }
+            return Cont::Finish { bytes: written };
+        }
+        let index = pos / BLOCK;
+        let page_end = ((index + 1) * BLOCK).min(end);
+        let partial = pos % BLOCK != 0 || (page_end - pos) < BLOCK;
+        let size = self.fs.file(file).size;
+        let cpu = self.cfg.cpu.clone();
+        let p = match self.cache.lookup(file.0, index) {
+            Lookup::Uptodate(p) => p,
+            Lookup::Locked(p) => {
+                let task = &mut self.tasks[t.0 as usize];
+                task.unplug_before_block = true;
+                task.block_after = Some(Block::Page(p));
+                return Cont::Write {
+                    file,
+                    pos,
+                    end,
+                    written,
+                    mmap,
+                };
+            }
+            Lookup::Absent => {
+                let allocated = self.fs.map(file, index);
+                let need_read = allocated.is_some() && (mmap || (partial && index * BLOCK < size));
+                match self.cache.add(file.0, index, !need_read) {
+                    None => {
+                        return self.wait_memory(
+                            t,
+                            Cont::Write {
+                                file,
+                                pos,
+                                end,
+                                written,
+                                mmap,
+                            },
+                        );
+                    }
+                    Some(p) => {
+                        self.charge(t, cpu.page_alloc);
+                        if need_read {
+                            // Read-modify-write of a partial page (or an mmap fault).
+                            let sector = self.fs.sector(allocated.unwrap());
+                            self.charge(t, cpu.bio_submit);
+                            self.queue_bio(
+                                t,
+                                Op::Read,
+                                sector,
+                                SECTORS_PER_BLOCK as u32,
+                                true,
+                                BioKind::CacheRead(vec![p]),
+                                false,
+                            );
+                            return Cont::Write {
+                                file,
+                                pos,
+                                end,
+                                written,
+                                mmap,
+                            };
+                        }
+                        p
+                    }
+                }
+            }
+        };
+        // Allocate the block (ext2_get_block with create), dirtying metadata.
+        if self.fs.map(file, index).is_none() {
+            let alloc = self.fs.allocate(file, index);
+            self.charge(t, cpu.block_alloc);
+            for b in alloc.bitmap.into_iter().chain(alloc.new_meta) {
+                self.dirty_meta(b);
+            }
+        }
+        let new_size = self.fs.file(file).size.max(page_end);
+        self.fs.set_size(file, new_size);
+        let copy = if mmap { cpu.page_lookup } else { cpu.copy_page };
+        self.charge(t, copy + cpu.page_lookup);
+        if self.cache.set_dirty(p, self.now) {
+            self.charge(t, cpu.dirty_page);
+        }
+        Cont::Write {
+            file,
+            pos: page_end,
+            end,
+            written: written + (page_end - pos),
+            mmap,
+        }
+    }
+
+    /// Mark a metadata block dirty (allocating its cache page without reading: ext2 reads
+    /// bitmaps once and keeps them; new indirect blocks are fresh).
+    fn dirty_meta(&mut self, block: u64) {
+        let p = match self.cache.get(META, block) {
+            Some(p) => p,
+            None => match self.cache.add(META, block, true) {
+                Some(p) => p,
+                None => return,
+            },
+        };
+        if !self.cache.page(p).locked {
+            self.cache.set_dirty(p, self.now);
+        }
+    }
+
+    fn ratelimit_pages(&self) -> u64 {
+        // writeback_set_ratelimit(): total pages / (CPUs * 32), at least 16, at most 4 MiB.
+        let total = self.cfg.host.mem_bytes / 4096;
+        (total / (self.cfg.cpu.cpus as u64 * 32)).clamp(16, 1024)
+    }
+
+    /// `get_dirty_limits`: (background, dirty) thresholds in pages.
+    fn dirty_limits(&self) -> (u64, u64) {
+        let avail = self.cfg.host.mem_bytes / 4096;
+        let mut dirty_ratio = self.cfg.host.dirty_ratio as u64;
+        dirty_ratio = dirty_ratio.max(5);
+        let mut bg = self.cfg.host.dirty_background_ratio as u64;
+        if bg >= dirty_ratio {
+            bg = dirty_ratio / 2;
+        }
+        (bg * avail / 100, dirty_ratio * avail / 100)
+    }
+
+    /// `balance_dirty_pages`.
+    fn step_balance(&mut self, t: TaskId, mut b: Balance) -> Cont {
+        let write_chunk = (self.ratelimit_pages() + self.ratelimit_pages() / 2) as i64;
+        let (_, dirty_thresh) = self.dirty_limits();
+        let over = |s: &Sim| s.cache.nr_dirty + s.cache.nr_writeback > dirty_thresh;
+        match b.phase {
+            0 => {
+                if !over(self) {
+                    return self.balance_done(t, b);
+                }
+                self.dirty_exceeded = true;
+                if self.cache.nr_dirty > 0 {
+                    b.phase = 1;
+                    let then = Box::new(Cont::Balance(b));
+                    return self.writeback_cont(write_chunk, false, None, None, then);
+                }
+                b.phase = 2;
+                let token = self.token();
+                self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+                Cont::Balance(b)
+            }
+            1 => {
+                // After our writeback pass: how much did it write?
+                let written = self.tasks[t.0 as usize].last_wb_written();
+                if !over(self) {
+                    return self.balance_done(t, b);
+                }
+                b.pages_written += written as u64;
+                if b.pages_written >= write_chunk as u64 {
+                    return self.balance_done(t, b);
+                }
+                b.phase = 2;
+                let token = self.token();
+                self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+                Cont::Balance(b)
+            }
+            _ => {
+                b.phase = 0;
+                Cont::Balance(b)
+            }
+        }
+    }
+
+    fn balance_done(&mut self, _t: TaskId, b: Balance) -> Cont {
+        let (bg, dirty_thresh) = self.dirty_limits();
+        if self.cache.nr_dirty + self.cache.nr_writeback <= dirty_thresh {
+            self.dirty_exceeded = false;
+        }
+        if !self.bdi_writeback && self.cache.nr_dirty > bg {
+            self.start_background_writeout();
+        }
+        Cont::Finish {
+            bytes: b.then_bytes,
+        }
+    }
+
+    fn start_background_writeout(&mut self) {
+        if self.background_running {
+            return;
+        }
+        // pdflush_operation: an idle pdflush thread, if any.
+        let idle = self.pdflush.iter().copied().find(|&p| {
+            matches!(
+                self.tasks[p.0 as usize].state,
+                State::Blocked(Block::Sleep { .. })
+            )
+        });
+        if let Some(p) = idle {
+            self.background_running = true;
+            self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState {
+                kind: PdKind::Background,
+                phase: 0,
+                budget: 0,
+            });
+            self.make_runnable(p);
+        }
+    }
+
+    fn writeback_cont(
+        &mut self,
+        nr_to_write: i64,
+        nonblocking: bool,
+        older_than: Option<Instant>,
+        only_file: Option<u32>,
+        then: Box<Cont>,
+    ) -> Cont {
+        let inodes: VecDeque<u32> = match only_file {
+            Some(f) => [f].into_iter().collect(),
+            None => self
+                .cache
+                .dirty_inodes()
+                .map(|(since, f)| (since, f))
+                .filter(|(since, _)| older_than.is_none_or(|o| *since <= o))
+                .map(|(_, f)| f)
+                .collect(),
+        };
+        Cont::Writeback(Writeback {
+            nr_to_write,
+            nonblocking,
+            older_than,
+            only_file,
+            inodes,
+            pages: VecDeque::new(),
+            file: None,
+            written: 0,
+            encountered_congestion: false,
+            then,
+        })
+    }
+
+    /// One bio of a writeback pass (`writeback_inodes` → `mpage_writepages`).
+    fn step_writeback(&mut self, t: TaskId, mut w: Writeback) -> Cont {
+        loop {
+            if w.nr_to_write <= 0 {
+                return self.writeback_done(t, w);
+            }
+            if w.nonblocking && self.write_congested {
+                w.encountered_congestion = true;
+                return self.writeback_done(t, w);
+            }
+            if w.pages.is_empty() {
+                if let Some(f) = w.file.take() {
+                    let _ = f;
+                }
+                let Some(f) = w.inodes.pop_front() else {
+                    return self.writeback_done(t, w);
+                };
+                if self.cache.inode_dirty(f).is_none() {
+                    continue;
+                }
+                if w.older_than
+                    .is_some_and(|o| self.cache.inode_dirty(f).is_some_and(|d| d.since > o))
+                {
+                    continue;
+                }
+                w.pages = self.cache.dirty_pages_cyclic(f).into();
+                w.file = Some(f);
+                continue;
+            }
+            // Build one bio of pages contiguous in the file and on disk.
+            let f = w.file.unwrap();
+            let max_pages = (self.max_bio_sectors() / SECTORS_PER_BLOCK) as usize;
+            let mut pages: Vec<PageId> = Vec::new();
+            let mut first_block = 0;
+            let mut prev: Option<(u64, u64)> = None;
+            while let Some(&idx) = w.pages.front() {
+                let Some(p) = self.cache.get(f, idx) else {
+                    w.pages.pop_front();
+                    continue;
+                };
+                let pg = self.cache.page(p);
+                if !pg.dirty || pg.writeback || pg.locked {
+                    w.pages.pop_front();
+                    continue;
+                }
+                let block = if f == META {
+                    Some(idx)
+                } else {
+                    self.fs.map(FileId(f), idx)
+                };
+                let Some(block) = block else {
+                    w.pages.pop_front();
+                    continue;
+                };
+                if let Some((pi, pb)) = prev
+                    && (idx != pi + 1 || block != pb + 1)
+                {
+                    break;
+                }
+                if pages.len() >= max_pages || (pages.len() as i64) >= w.nr_to_write {
+                    break;
+                }
+                if pages.is_empty() {
+                    first_block = block;
+                }
+                w.pages.pop_front();
+                self.cache.start_writeback(p);
+                pages.push(p);
+                prev = Some((idx, block));
+            }
+            if pages.is_empty() {
+                continue;
+            }
+            let n = pages.len() as i64;
+            w.nr_to_write -= n;
+            w.written += n;
+            if let Some((pi, _)) = prev {
+                self.cache.set_writeback_index(f, pi + 1);
+            }
+            self.charge(t, self.cfg.cpu.bio_submit);
+            let sector = self.fs.sector(first_block);
+            let len = (pages.len() as u64 * SECTORS_PER_BLOCK) as u32;
+            self.queue_bio(
+                t,
+                Op::Write,
+                sector,
+                len,
+                false,
+                BioKind::CacheWrite(pages),
+                f == META,
+            );
+            return Cont::Writeback(w);
+        }
+    }
+
+    fn writeback_done(&mut self, t: TaskId, w: Writeback) -> Cont {
+        self.tasks[t.0 as usize].set_wb_result(w.written, w.encountered_congestion);
+        *w.then
+    }
+
+    // ---------------------------------------------------------------------------------
+    // fsync
+
+    fn step_fsync(&mut self, t: TaskId, file: FileId, phase: u8) -> Cont {
+        match phase {
+            0 => {
+                // Write all the file's dirty pages (WB_SYNC_ALL: blocking).
+                let then = Box::new(Cont::Fsync { file, phase: 1 });
+                self.writeback_cont(i64::MAX, false, None, Some(file.0), then)
+            }
+            1 => {
+                // The inode and indirect blocks (ext2_sync_file → write_inode(wait)).
+                let ino = self.fs.inode_block(self.fs.file(file).inode);
+                self.dirty_meta(ino);
+                let then = Box::new(Cont::Fsync { file, phase: 2 });
+                self.writeback_cont(i64::MAX, false, None, Some(META), then)
+            }
+            _ => {
+                // Wait for every page of the file under writeback (filemap_fdatawait).
+                let busy = self
+                    .cache
+                    .writeback_by_file
+                    .get(&file.0)
+                    .copied()
+                    .unwrap_or(0)
+                    > 0
+                    || self
+                        .cache
+                        .writeback_by_file
+                        .get(&META)
+                        .copied()
+                        .unwrap_or(0)
+                        > 0;
+                if busy {
+                    let task = &mut self.tasks[t.0 as usize];
+                    task.unplug_before_block = true;
+                    task.block_after = Some(Block::Fsync(file.0));
+                    return Cont::Fsync { file, phase: 2 };
+                }
+                Cont::Finish { bytes: 0 }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Direct I/O
+
+    fn direct_io(
+        &mut self,
+        t: TaskId,
+        file: FileId,
+        offset: u64,
+        len: u64,
+        write: bool,
+        aio: bool,
+    ) {
+        let first = offset / BLOCK;
+        let last = (offset + len).div_ceil(BLOCK);
+        let max = self.max_bio_sectors() / SECTORS_PER_BLOCK;
+        let mut fb = first;
+        let mut bios = 0;
+        while fb < last {
+            if self.fs.map(file, fb).is_none() {
+                if write {
+                    let a = self.fs.allocate(file, fb);
+                    self.charge(t, self.cfg.cpu.block_alloc);
+                    for b in a.bitmap.into_iter().chain(a.new_meta) {
+                        self.dirty_meta(b);
+                    }
+                } else {
+                    fb += 1;
+                    continue; // a hole reads as zeros
+                }
+            }
+            let start = self.fs.map(file, fb).unwrap();
+            let mut n = 1;
+            while fb + n < last && n < max && self.fs.map(file, fb + n) == Some(start + n) {
+                n += 1;
+            }
+            self.charge(t, self.cfg.cpu.bio_submit);
+            let sector = self.fs.sector(start);
+            let bytes = n * BLOCK;
+            let op = if write { Op::Write } else { Op::Read };
+            // 2.6.20 direct I/O writes are WRITE_SYNC.
+            self.queue_bio(
+                t,
+                op,
+                sector,
+                (n * SECTORS_PER_BLOCK) as u32,
+                true,
+                BioKind::Direct {
+                    task: t,
+                    aio,
+                    bytes,
+                },
+                false,
+            );
+            bios += 1;
+            fb += n;
+        }
+        if write {
+            let end = offset + len;
+            let size = self.fs.file(file).size.max(end);
+            self.fs.set_size(file, size);
+        }
+        let task = &mut self.tasks[t.0 as usize];
+        if aio {
+            task.aio_inflight += bios;
+        } else if bios > 0 {
+            task.io_outstanding += bios;
+            task.unplug_before_block = true;
+            task.block_after = Some(Block::Io);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------
+    // pdflush
+
+    fn step_pdflush(&mut self, t: TaskId, mut p: PdState) -> Cont {
+        let (bg, _) = self.dirty_limits();
+        match (p.kind, p.phase) {
+            (_, 0) => {
+                // Acquire the device for writeback (writeback_acquire).
+                if self.bdi_writeback {
+                    return self.pdflush_idle(t, p.kind);
+                }
+                self.bdi_writeback = true;
+                if p.kind == PdKind::Background && self.cache.nr_dirty < bg {
+                    return self.pdflush_idle(t, p.kind);
+                }
+                if p.kind == PdKind::Kupdate {
+                    p.budget = self.cache.nr_dirty as i64 + 1;
+                }
+                p.phase = 1;
+                let older =
+                    (p.kind == PdKind::Kupdate).then(|| self.now - self.cfg.host.dirty_expire);
+                let then = Box::new(Cont::Pdflush(PdState { phase: 2, ..p }));
+                self.writeback_cont(MAX_WRITEBACK_PAGES, true, older, None, then)
+            }
+            (_, 2) => {
+                let (written, congested) = self.tasks[t.0 as usize].wb_result();
+                self.bdi_writeback = false;
+                p.budget -= MAX_WRITEBACK_PAGES;
+                let wrote_less = written < MAX_WRITEBACK_PAGES;
+                let more = match p.kind {
+                    PdKind::Background => self.cache.nr_dirty >= bg,
+                    PdKind::Kupdate => p.budget > 0,
+                };
+                if wrote_less {
+                    if congested {
+                        // congestion_wait, then go on.
+                        p.phase = 3;
+                        let token = self.token();
+                        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+                        return Cont::Pdflush(p);
+                    }
+                    if p.kind == PdKind::Background {
+                        let token = self.token();
+                        p.phase = 4;
+                        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+                        return Cont::Pdflush(p);
+                    }
+                    return self.pdflush_idle(t, p.kind);
+                }
+                if !more {
+                    return self.pdflush_idle(t, p.kind);
+                }
+                p.phase = 0;
+                Cont::Pdflush(p)
+            }
+            (_, 3) => {
+                p.phase = 0;
+                Cont::Pdflush(p)
+            }
+            _ => self.pdflush_idle(t, p.kind),
+        }
+    }
+
+    fn pdflush_idle(&mut self, t: TaskId, kind: PdKind) -> Cont {
+        if kind == PdKind::Background {
+            self.background_running = false;
+        }
+        self.bdi_writeback = false;
+        self.tasks[t.0 as usize].block_after = Some(Block::Sleep { token: 0 });
+        Cont::Pdflush(PdState {
+            kind,
+            phase: 0,
+            budget: 0,
+        })
+    }
+
+    fn kupdate(&mut self) {
+        let wi = self.cfg.host.writeback_interval;
+        self.engine.schedule(self.now + wi, Ev::Kupdate);
+        let idle = self.pdflush.iter().copied().find(|&p| {
+            matches!(
+                self.tasks[p.0 as usize].state,
+                State::Blocked(Block::Sleep { .. })
+            )
+        });
+        if let Some(p) = idle {
+            self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState {
+                kind: PdKind::Kupdate,
+                phase: 0,
+                budget: 0,
+            });
+            self.make_runnable(p);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Completions and queue events
+
+    fn bio_completed(&mut self, id: ReqId, status: Status) {
+        let Some(bio) = self.bios.remove(&id) else {
+            return;
+        };
+        self.owners_by_bio.remove(&id);
+        if bio.write {
+            self.stats.bytes_written += bio.bytes;
+            self.sample.bo += bio.bytes;
+        } else {
+            self.stats.bytes_read += bio.bytes;
+            self.sample.bi += bio.bytes;
+        }
+        match bio.kind {
+            BioKind::CacheRead(pages) => {
+                for p in pages {
+                    self.cache.read_done(p);
+                    if let Some(ws) = self.page_waiters.remove(&p) {
+                        for w in ws {
+                            self.wake(w);
+                        }
+                    }
+                }
+            }
+            BioKind::CacheWrite(pages) => {
+                let mut files = Vec::new();
+                for p in pages {
+                    let f = self.cache.page(p).file;
+                    self.cache.end_writeback(p);
+                    if !files.contains(&f) {
+                        files.push(f);
+                    }
+                }
+                for f in files {
+                    if self.cache.writeback_by_file.get(&f).is_none_or(|&n| n == 0) {
+                        if let Some(ws) = self.fsync_waiters.remove(&f) {
+                            for w in ws {
+                                self.wake(w);
+                            }
+                        }
+                        // Fsync waiters also wait for metadata.
+                        if f == META {
+                            let all: Vec<u32> = self.fsync_waiters.keys().copied().collect();
+                            for k in all {
+                                if self.cache.writeback_by_file.get(&k).is_none_or(|&n| n == 0)
+                                    && let Some(ws) = self.fsync_waiters.remove(&k)
+                                {
+                                    for w in ws {
+                                        self.wake(w);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                for w in std::mem::take(&mut self.memory_waiters) {
+                    self.wake(w);
+                }
+            }
+            BioKind::Direct { task, aio, .. } => {
+                let tk = &mut self.tasks[task.0 as usize];
+                if status != Status::Ok {
+                    tk.io_error = Some(status);
+                }
+                if aio {
+                    tk.aio_inflight -= 1;
+                    tk.aio_done += 1;
+                    if let State::Blocked(Block::Aio { min }) = tk.state
+                        && (tk.aio_done >= min || tk.aio_inflight == 0)
+                    {
+                        self.wake(task);
+                    }
+                } else {
+                    tk.io_outstanding -= 1;
+                    if tk.io_outstanding == 0 && tk.state == State::Blocked(Block::Io) {
+                        self.wake(task);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Collected AIO completions (clears the count).
+    pub fn take_aio_done(&mut self, t: TaskId) -> u32 {
+        std::mem::take(&mut self.tasks[t.0 as usize].aio_done)
+    }
+
+    fn handle_timer(&mut self, t: TaskId, token: u64) {
+        let task = &self.tasks[t.0 as usize];
+        let matches = match &task.state {
+            State::Blocked(Block::Sleep { token: tk })
+            | State::Blocked(Block::Congestion { token: tk })
+            | State::Blocked(Block::Memory { token: tk }) => *tk == token,
+            _ => false,
+        };
+        if matches {
+            self.congestion_waiters.retain(|&w| w != t);
+            self.memory_waiters.retain(|&w| w != t);
+            self.make_runnable(t);
+        }
+    }
+
+    fn take_sample(&mut self) {
+        let sec = self.now.as_nanos() / 1_000_000_000;
+        let mut runnable = 0;
+        let mut blocked = 0;
+        for task in &self.tasks {
+            if task.pdflush {
+                continue;
+            }
+            match &task.state {
+                State::Runnable | State::Running | State::Burning | State::Submitting => {
+                    runnable += 1
+                }
+                State::Blocked(
+                    Block::Page(_)
+                    | Block::Io
+                    | Block::Slot(_)
+                    | Block::Fsync(_)
+                    | Block::Congestion { .. }
+                    | Block::Aio { .. },
+                ) => blocked += 1,
+                _ => {}
+            }
+        }
+        let busy = self
+            .cpu_busy_sample
+            .min(Duration::from_secs(1) * self.cfg.cpu.cpus);
+        let total = Duration::from_secs(1) * self.cfg.cpu.cpus;
+        let pct = |d: Duration| (d.as_nanos() * 100 / total.as_nanos().max(1)) as u32;
+        let sy = pct(self.cpu_sys_sample.min(busy));
+        let us = pct(busy).saturating_sub(sy);
+        let idle = 100u32.saturating_sub(us + sy);
+        let wa = if blocked > 0 { idle } else { 0 };
+        let line = VmstatLine {
+            second: sec,
+            r: runnable,
+            b: blocked,
+            free_kb: self.cache.free() * 4,
+            cache_kb: self.cache.used() * 4,
+            dirty_kb: self.cache.nr_dirty * 4,
+            bi: self.sample.bi / 1024,
+            bo: self.sample.bo / 1024,
+            us,
+            sy,
+            id: idle - wa,
+            wa,
+        };
+        self.stats.vmstat.push(line);
+        self.sample = VmstatLine::default();
+        self.cpu_busy_sample = Duration::ZERO;
+        self.cpu_sys_sample = Duration::ZERO;
+        self.engine
+            .schedule(self.now + Duration::from_secs(1), Ev::Sample);
+    }
+
+    fn done(&self) -> bool {
+        self.stopped
+            || (!self.watched.is_empty()
+                && self
+                    .watched
+                    .iter()
+                    .all(|&t| self.tasks[t.0 as usize].state == State::Exited))
+    }
+
+    fn trace_line(&mut self, letter: &str, id: ReqId, rq: Option<&Request>) {
+        let Some(tr) = &mut self.trace else { return };
+        let t = self.now.as_nanos();
+        let (owner, rwbs, sector, len) = match rq {
+            Some(r) => (
+                r.owner.0,
+                if r.op == Op::Write {
+                    if r.sync { "WS" } else { "W" }
+                } else {
+                    "R"
+                },
+                r.sector,
+                r.len_sectors,
+            ),
+            None => (0, "N", 0, 0),
+        };
+        tr.push(format!(
+            "8,0    0 {:8} {:5}.{:09} {:5} {:>2} {:>3} {} + {} [{}]",
+            id,
+            t / 1_000_000_000,
+            t % 1_000_000_000,
+            owner,
+            letter,
+            rwbs,
+            sector,
+            len,
+            owner
+        ));
+    }
+}
+
+impl Task {
+    fn set_wb_result(&mut self, written: i64, congested: bool) {
+        self.wb = (written, congested);
+    }
+    fn wb_result(&self) -> (i64, bool) {
+        self.wb
+    }
+    fn last_wb_written(&self) -> i64 {
+        self.wb.0
+    }
+}
+
+/// Read-ahead I/O performed on behalf of a task.
+struct HostRa<'a> {
+    sim: &'a mut Sim,
+    t: TaskId,
+    file: FileId,
+}
+
+impl RaIo for HostRa<'_> {
+    fn readahead(&mut self, a: RaAction) -> RaOutcome {
+        self.sim.do_readahead(self.t, self.file, a)
+    }
+}
+
+impl Env for Sim {
+    fn now(&mut self) -> Instant {
+        self.now
+    }
+
+    fn issue(&mut self, now: Instant, rq: &Request, _segments: Segments<'_>) {
+        self.device.submit(
+            now,
+            DiskCommand {
+                id: rq.id,
+                op: rq.op,
+                sector: rq.sector,
+                len_sectors: rq.len_sectors,
+            },
+        );
+        if self.device_inflight == 0 {
+            self.device_busy_since = Some(now);
+        }
+        self.device_inflight += 1;
+        self.device_next = self.device.poll_timeout();
+        if self.trace.is_some() {
+            self.trace_line("D", rq.id, Some(rq));
+        }
+    }
+
+    fn notify(&mut self, _now: Instant, ev: &Event) {
+        match *ev {
+            Event::Queued { id } | Event::Merged { id, .. } => {
+                if let Some((t, bid)) = self.awaiting
+                    && bid == id
+                {
+                    self.awaiting = None;
+                    self.tasks[t.0 as usize].state = State::Running;
+                    self.ready.push_back(t);
+                }
+            }
+            Event::Sleep { id } => {
+                if let Some((t, bid)) = self.awaiting
+                    && bid == id
+                {
+                    self.awaiting = None;
+                    self.tasks[t.0 as usize].state = State::Running;
+                    self.block(t, Block::Slot(id));
+                }
+            }
+            Event::Admitted { id } => {
+                if let Some(t) = self
+                    .tasks
+                    .iter()
+                    .position(|tk| tk.state == State::Blocked(Block::Slot(id)))
+                {
+                    self.make_runnable(TaskId(t as u32));
+                }
+            }
+            Event::Completed { id, status, .. } => self.bio_completed(id, status),
+            Event::Congestion { dir, congested } => {
+                match dir {
+                    Dir::Read => self.read_congested = congested,
+                    Dir::Write => self.write_congested = congested,
+                }
+                if dir == Dir::Write && !congested {
+                    for w in std::mem::take(&mut self.congestion_waiters) {
+                        self.wake(w);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn wait(&mut self, deadline: Option<Instant>) -> Wake {
+        loop {
+            if let Some(i) = self.pending.pop_front() {
+                return Wake::Input(i);
+            }
+            debug_assert!(self.awaiting.is_none(), "a submitted bio got no admission");
+            if let Some(t) = self.ready.pop_front() {
+                self.run_task(t);
+                continue;
+            }
+            if self.done() {
+                return Wake::Stop;
+            }
+            let next_ev = self.engine.peek_time();
+            let next_dev = self.device_next;
+            let next = match (next_ev, next_dev) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            if let Some(d) = deadline
+                && next.is_none_or(|n| d <= n)
+            {
+                self.now = self.now.max(d);
+                return Wake::Timeout;
+            }
+            let Some(next) = next else {
+                // Nothing can happen any more.
+                return Wake::Stop;
+            };
+            self.now = self.now.max(next);
+            if next_dev == Some(next) {
+                while let Some(c) = self.device.poll_completion(self.now) {
+                    self.device_inflight -= 1;
+                    self.stats.requests_completed += 1;
+                    if self.device_inflight == 0
+                        && let Some(s) = self.device_busy_since.take()
+                    {
+                        self.stats.device_busy += self.now - s;
+                    }
+                    if self.trace.is_some() {
+                        self.trace_line("C", c.id, None);
+                    }
+                    self.pending.push_back(Input::Completion {
+                        id: c.id,
+                        status: Status::Ok,
+                    });
+                }
+                self.device_next = self.device.poll_timeout();
+                continue;
+            }
+            let (_, ev) = self.engine.pop().unwrap();
+            match ev {
+                Ev::CpuDone { task, cpu } => {
+                    let tk = &mut self.tasks[task.0 as usize];
+                    let d = tk.debt;
+                    let user = std::mem::take(&mut tk.user_debt).min(d);
+                    tk.debt = Duration::ZERO;
+                    tk.cpu_time += d;
+                    tk.slice_used += d;
+                    self.cpu_busy_sample += d;
+                    self.cpu_sys_sample += d - user;
+                    debug_assert_eq!(tk.cpu, Some(cpu));
+                    tk.state = State::Running;
+                    self.run_task(task);
+                }
+                Ev::Timer { task, token } => self.handle_timer(task, token),
+                Ev::Kupdate => self.kupdate(),
+                Ev::Sample => self.take_sample(),
+                Ev::Stop => self.stopped = true,
+            }
+        }
+    }
+}
+
+/// Run `sim` with `queue` until all watched tasks exit (or the time limit).
+pub fn run(sim: &mut Sim, queue: &mut Queue) {
+    iosched_core::run(queue, sim);
+}
+
+/// A shared, cloneable cell for programs that report into one place.
+pub type Shared<T> = Rc<RefCell<T>>;

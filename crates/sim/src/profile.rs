@@ -1,0 +1,161 @@
+//! Host and CPU profiles: every calibration constant of the host model lives here, with
+//! where it came from. Code paths contain no workload- or scheduler-specific numbers.
+
+use iosched_core::Duration;
+
+/// The host: memory and VM settings (Linux 2.5.6x / 2.6.x defaults unless noted).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostProfile {
+    pub name: &'static str,
+    /// Physical memory.
+    pub mem_bytes: u64,
+    /// Memory not available to the page cache: kernel text and data, slab, page tables,
+    /// the processes' own memory. The seed report's vmstat shows ~225 MB of cache on a
+    /// 256 MB machine, so about 30 MB.
+    pub reserve_bytes: u64,
+    /// `vm.dirty_background_ratio` (%): pdflush starts writing back above this.
+    pub dirty_background_ratio: u32,
+    /// `vm.dirty_ratio` (%): writers are throttled above this (40 in 2.5.61–2.6.21).
+    pub dirty_ratio: u32,
+    /// `vm.dirty_expire_centisecs`: data older than this is written by the periodic flush.
+    pub dirty_expire: Duration,
+    /// `vm.dirty_writeback_centisecs`: period of the periodic flush (wb_kupdate).
+    pub writeback_interval: Duration,
+    /// Maximum read-ahead (`read_ahead_kb`, 128 KiB = 32 pages).
+    pub readahead_max_pages: u64,
+    /// `MMAP_READAROUND`: pages read around an mmap fault.
+    pub mmap_readaround_pages: u64,
+    /// pdflush threads (2.5/2.6 keep 2 to 8; two are enough to carry background and
+    /// periodic writeback concurrently).
+    pub pdflush_threads: u32,
+}
+
+impl HostProfile {
+    /// A 2003 desktop with 256 MB (both seed reports ran on 256 MB machines).
+    pub fn linux_2003(mem_bytes: u64) -> Self {
+        HostProfile {
+            name: "linux-2.6",
+            mem_bytes,
+            reserve_bytes: (mem_bytes / 8).max(16 << 20).min(64 << 20) - (2 << 20),
+            dirty_background_ratio: 10,
+            dirty_ratio: 40,
+            dirty_expire: Duration::from_secs(30),
+            writeback_interval: Duration::from_secs(5),
+            readahead_max_pages: 32,
+            mmap_readaround_pages: 16,
+            pdflush_threads: 2,
+        }
+    }
+
+    /// Pages the page cache may hold.
+    pub fn cache_pages(&self) -> u64 {
+        (self.mem_bytes - self.reserve_bytes) / 4096
+    }
+}
+
+/// CPU costs of the kernel paths the workloads exercise. Times are for one CPU of the
+/// named processor; they set tiobench's CPU% and CPU-efficiency columns and the CPU
+/// bound of cached work. How they were chosen is documented in `docs/simulator.md`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuProfile {
+    pub name: &'static str,
+    /// Logical CPUs (a run queue served by this many CPUs).
+    pub cpus: u32,
+    /// Scheduler time slice (2.5 O(1) scheduler: 100 ms at nice 0).
+    pub timeslice: Duration,
+    /// System-call entry, file lookup and return.
+    pub syscall: Duration,
+    /// Copying one 4 KiB page between the page cache and user memory.
+    pub copy_page: Duration,
+    /// Looking up (and LRU-touching) one page-cache page.
+    pub page_lookup: Duration,
+    /// Allocating a page-cache page, including reclaiming a clean one.
+    pub page_alloc: Duration,
+    /// Allocating one filesystem block on write (ext2_get_block with create: bitmap
+    /// search and update, inode update).
+    pub block_alloc: Duration,
+    /// Marking a page dirty and the dirty accounting.
+    pub dirty_page: Duration,
+    /// Building and submitting one bio, per bio.
+    pub bio_submit: Duration,
+    /// Completion interrupt and end_io, per request, plus per page.
+    pub io_complete: Duration,
+    pub io_complete_page: Duration,
+    /// A context switch (charged when a task blocks).
+    pub context_switch: Duration,
+    /// fork + exec + exit of a short-lived process (cat, in read-many-files).
+    pub process_spawn: Duration,
+}
+
+impl CpuProfile {
+    /// Pentium III 1 GHz (the tiobench seed: "UP PIII 1.0GHz 256MB"). SDRAM-era memory
+    /// copy ≈ 500 MB/s → 8 µs per 4 KiB page.
+    pub fn piii_1000() -> Self {
+        CpuProfile {
+            name: "piii-1000",
+            cpus: 1,
+            timeslice: Duration::from_millis(100),
+            syscall: Duration::from_micros(2),
+            copy_page: Duration::from_micros(8),
+            page_lookup: Duration::from_nanos(700),
+            page_alloc: Duration::from_micros(2),
+            block_alloc: Duration::from_micros(22),
+            dirty_page: Duration::from_micros(3),
+            bio_submit: Duration::from_micros(6),
+            io_complete: Duration::from_micros(8),
+            io_complete_page: Duration::from_micros(1),
+            context_switch: Duration::from_micros(3),
+            process_spawn: Duration::from_micros(600),
+        }
+    }
+
+    /// Pentium 4 2 GHz, one logical CPU: about twice the PIII on these paths.
+    pub fn p4_2000() -> Self {
+        CpuProfile {
+            name: "p4-2000",
+            ..Self::scaled(Self::piii_1000(), 1, 2)
+        }
+    }
+
+    /// Pentium 4 with hyper-threading (the read-many-files seed: "fast P4-HT"): two
+    /// logical CPUs, each a little slower than a P4 alone.
+    pub fn p4_ht() -> Self {
+        CpuProfile {
+            name: "p4-ht",
+            cpus: 2,
+            ..Self::scaled(Self::piii_1000(), 2, 3)
+        }
+    }
+
+    fn scaled(p: CpuProfile, num: u32, den: u32) -> CpuProfile {
+        let s = |d: Duration| d * num / den;
+        CpuProfile {
+            syscall: s(p.syscall),
+            copy_page: s(p.copy_page),
+            page_lookup: s(p.page_lookup),
+            page_alloc: s(p.page_alloc),
+            block_alloc: s(p.block_alloc),
+            dirty_page: s(p.dirty_page),
+            bio_submit: s(p.bio_submit),
+            io_complete: s(p.io_complete),
+            io_complete_page: s(p.io_complete_page),
+            context_switch: s(p.context_switch),
+            process_spawn: s(p.process_spawn),
+            ..p
+        }
+    }
+
+    pub const NAMES: &'static [&'static str] = &["piii-1000", "p4-2000", "p4-ht"];
+
+    pub fn by_name(name: &str) -> Result<Self, String> {
+        match name {
+            "piii-1000" => Ok(Self::piii_1000()),
+            "p4-2000" => Ok(Self::p4_2000()),
+            "p4-ht" => Ok(Self::p4_ht()),
+            _ => Err(format!(
+                "unknown CPU profile `{name}`; available: {}",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
+}

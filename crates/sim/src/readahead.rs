@@ -1,0 +1,258 @@
+//! File read-ahead as in Linux 2.6.10–2.6.22 (`mm/readahead.c`): a current window and an
+//! "ahead" window per open file. The first sequential read opens a small window (4× the
+//! request, rounded up); each time the reader enters the ahead window the windows shift
+//! and a new ahead window is read asynchronously, growing 4× while small and 2× later,
+//! up to `read_ahead_kb`. A non-sequential read turns read-ahead off for that read;
+//! 256 consecutive fully cached read-aheads turn it off until a miss. Asynchronous
+//! read-ahead is skipped while the device's read queue is congested.
+//!
+//! This module is the pure window arithmetic; the host performs the page allocations and
+//! bio submissions the returned [`RaAction`]s ask for.
+
+/// `VM_MAX_CACHE_HIT`.
+const MAX_CACHE_HIT: u64 = 256;
+
+/// `struct file_ra_state`.
+#[derive(Clone, Debug)]
+pub struct RaState {
+    pub start: u64,
+    pub size: u64,
+    pub ahead_start: u64,
+    pub ahead_size: u64,
+    /// Last page read (−1 before the first read).
+    pub prev_page: i64,
+    pub cache_hit: u64,
+    /// `RA_FLAG_MISS`: a page the window covered was missing when needed.
+    pub miss: bool,
+    /// `RA_FLAG_INCACHE`: the file is cached; read-ahead is off.
+    pub incache: bool,
+    pub max: u64,
+}
+
+/// Pages to read: `[start, start + nr)`; `blocking` reads are submitted even if the read
+/// queue is congested.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RaAction {
+    pub start: u64,
+    pub nr: u64,
+    pub blocking: bool,
+}
+
+/// The host's answer to a read-ahead: how many pages it actually started reading
+/// (0 if all were cached or it was skipped for congestion).
+pub trait RaIo {
+    fn readahead(&mut self, a: RaAction) -> RaOutcome;
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RaOutcome {
+    /// Started reading this many pages.
+    Read(u64),
+    /// Non-blocking read-ahead skipped: the read queue is congested.
+    Congested,
+}
+
+impl RaState {
+    pub fn new(max: u64) -> Self {
+        RaState {
+            start: 0,
+            size: 0,
+            ahead_start: 0,
+            ahead_size: 0,
+            prev_page: -1,
+            cache_hit: 0,
+            miss: false,
+            incache: false,
+            max,
+        }
+    }
+
+    fn off(&mut self) {
+        self.start = 0;
+        self.size = 0;
+        self.ahead_start = 0;
+        self.ahead_size = 0;
+    }
+
+    fn init_size(&self, size: u64) -> u64 {
+        let newsize = size.next_power_of_two();
+        if newsize <= self.max / 32 {
+            newsize * 4
+        } else if newsize <= self.max / 4 {
+            newsize * 2
+        } else {
+            self.max
+        }
+    }
+
+    fn next_size(&mut self) -> u64 {
+        let cur = self.size;
+        let min = 4.min(self.max);
+        let n = if self.miss {
+            self.miss = false;
+            cur.saturating_sub(2).max(min)
+        } else if cur < self.max / 16 {
+            4 * cur
+        } else {
+            2 * cur
+        };
+        n.min(self.max)
+    }
+
+    /// `check_ra_success` folded into `blockable_page_cache_readahead`.
+    fn blockable(&mut self, io: &mut dyn RaIo, a: RaAction) -> bool {
+        match io.readahead(a) {
+            RaOutcome::Congested => false,
+            RaOutcome::Read(0) => {
+                self.cache_hit += a.nr;
+                if self.cache_hit >= MAX_CACHE_HIT {
+                    self.off();
+                    self.incache = true;
+                    false
+                } else {
+                    true
+                }
+            }
+            RaOutcome::Read(_) => {
+                self.cache_hit = 0;
+                true
+            }
+        }
+    }
+
+    fn make_ahead_window(&mut self, io: &mut dyn RaIo, force: bool) -> bool {
+        self.ahead_size = self.next_size();
+        self.ahead_start = self.start + self.size;
+        let block = force || self.prev_page >= self.ahead_start as i64;
+        let ok = self.blockable(
+            io,
+            RaAction {
+                start: self.ahead_start,
+                nr: self.ahead_size,
+                blocking: block,
+            },
+        );
+        if !ok && !force {
+            self.ahead_start = 0;
+            self.ahead_size = 0;
+        }
+        ok
+    }
+
+    /// `page_cache_readahead`: called when the reader reaches page `offset` wanting
+    /// `req_size` pages; returns the page at which to call again.
+    pub fn page_cache_readahead(&mut self, io: &mut dyn RaIo, offset: u64, req_size: u64) -> u64 {
+        let sequential = offset as i64 == self.prev_page + 1;
+        self.prev_page = offset as i64;
+        let newsize = req_size.min(self.max);
+        if newsize == 0 || self.incache {
+            return (self.prev_page + 1) as u64;
+        }
+        self.prev_page += newsize as i64 - 1;
+
+        if sequential && self.size == 0 {
+            // First read at the start of a file (or a new sequential stream).
+            self.size = self.init_size(newsize);
+            self.start = offset;
+            if !self.blockable(
+                io,
+                RaAction {
+                    start: offset,
+                    nr: self.size,
+                    blocking: true,
+                },
+            ) {
+                return (self.prev_page + 1) as u64;
+            }
+            if req_size >= self.max {
+                self.make_ahead_window(io, true);
+            }
+            return (self.prev_page + 1) as u64;
+        }
+        if !sequential {
+            // Random access: read just what was asked.
+            self.off();
+            self.blockable(
+                io,
+                RaAction {
+                    start: offset,
+                    nr: newsize,
+                    blocking: true,
+                },
+            );
+            return (self.prev_page + 1) as u64;
+        }
+        // Sequential with an existing window.
+        if self.ahead_start == 0 && !self.make_ahead_window(io, false) {
+            self.prev_page = self
+                .prev_page
+                .min((self.ahead_start + self.ahead_size) as i64 - 1);
+            return (self.prev_page + 1) as u64;
+        }
+        if self.prev_page >= self.ahead_start as i64 {
+            self.start = self.ahead_start;
+            self.size = self.ahead_size;
+            self.make_ahead_window(io, false);
+            self.prev_page = self
+                .prev_page
+                .min((self.ahead_start + self.ahead_size) as i64 - 1);
+        }
+        (self.prev_page + 1) as u64
+    }
+
+    /// `handle_ra_miss`: a page was not cached when the reader needed it.
+    pub fn miss(&mut self) {
+        self.miss = true;
+        self.incache = false;
+        self.cache_hit = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Rec(Vec<RaAction>);
+    impl RaIo for Rec {
+        fn readahead(&mut self, a: RaAction) -> RaOutcome {
+            self.0.push(a);
+            RaOutcome::Read(a.nr)
+        }
+    }
+
+    #[test]
+    fn sequential_reader_grows_to_the_maximum() {
+        let mut ra = RaState::new(32);
+        let mut io = Rec(vec![]);
+        let mut next = 0;
+        for page in 0..200u64 {
+            if page == next {
+                next = ra.page_cache_readahead(&mut io, page, 1);
+            }
+        }
+        let sizes: Vec<u64> = io.0.iter().map(|a| a.nr).collect();
+        assert_eq!(&sizes[..5], &[4, 8, 16, 32, 32]);
+        // Windows are contiguous.
+        for w in io.0.windows(2) {
+            assert_eq!(w[0].start + w[0].nr, w[1].start);
+        }
+        // Only the first is blocking.
+        assert!(io.0[0].blocking && io.0[1..].iter().all(|a| !a.blocking));
+    }
+
+    #[test]
+    fn random_reads_read_only_the_page() {
+        let mut ra = RaState::new(32);
+        let mut io = Rec(vec![]);
+        ra.page_cache_readahead(&mut io, 100, 1);
+        ra.page_cache_readahead(&mut io, 7, 1);
+        assert_eq!(
+            io.0.last().unwrap(),
+            &RaAction {
+                start: 7,
+                nr: 1,
+                blocking: true
+            }
+        );
+    }
+}
