@@ -9,14 +9,15 @@ use iosched_disk::disksim::{
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.len() == 2 && args[1] == "--open" {
+        open_arrivals();
+        return;
+    }
     if args.len() >= 3 {
         let dir = disksim::validation_dir();
         let p = Arc::new(disksim::load_parv(&dir.join(format!("{}.parv", args[1]))).unwrap());
-        let tpath = if args.len() > 3 {
-            std::path::PathBuf::from(&args[3])
-        } else {
-            dir.join(format!("{}.trace", args[1]))
-        };
+        let tpath =
+            if args.len() > 3 { std::path::PathBuf::from(&args[3]) } else { dir.join(format!("{}.trace", args[1])) };
         let tr = read_trace(&tpath).unwrap();
         let sim = replay(p, &tr);
         let s: String = sim.iter().map(|v| format!("{v:.6}\n")).collect();
@@ -41,5 +42,20 @@ fn main() {
             ),
             Err(e) => println!("{d:<12} error: {e}"),
         }
+    }
+}
+
+#[allow(dead_code)]
+fn open_arrivals() {
+    use iosched_disk::disksim::validate::{demerit, replay_open};
+    let dir = disksim::validation_dir();
+    for d in disksim::validation_drives() {
+        let p = Arc::new(disksim::load_parv(&dir.join(format!("{d}.parv"))).unwrap());
+        let tr = read_trace(&dir.join(format!("{d}.trace"))).unwrap();
+        let sim = replay_open(p, &tr);
+        let meas: Vec<f64> = tr.iter().map(|r| r.service_ms).collect();
+        let mean = meas.iter().sum::<f64>() / meas.len() as f64;
+        let dm = demerit(&meas, &sim);
+        println!("{d:<12} open arrivals: demerit {dm:.3} ms ({:.2} %)", 100.0 * dm / mean);
     }
 }

@@ -50,12 +50,7 @@ pub struct Loc {
 
 impl Loc {
     pub fn err(&self, field: Option<&str>, msg: impl Into<String>) -> SpecError {
-        SpecError {
-            file: self.file.to_path_buf(),
-            line: self.line,
-            field: field.map(str::to_owned),
-            msg: msg.into(),
-        }
+        SpecError { file: self.file.to_path_buf(), line: self.line, field: field.map(str::to_owned), msg: msg.into() }
     }
 }
 
@@ -108,10 +103,7 @@ impl Block {
     }
 
     pub fn require(&self, key: &str) -> Result<&Param, SpecError> {
-        self.get(key).ok_or_else(|| {
-            self.loc
-                .err(Some(key), format!("missing in `{}` block", self.ty))
-        })
+        self.get(key).ok_or_else(|| self.loc.err(Some(key), format!("missing in `{}` block", self.ty)))
     }
 
     /// A number parameter, required.
@@ -145,65 +137,44 @@ impl Param {
     pub fn num(&self) -> Result<f64, SpecError> {
         match &self.value {
             Value::Num { v, .. } => Ok(*v),
-            other => Err(self.loc.err(
-                Some(&self.key),
-                format!("expected a number, got {}", other.describe()),
-            )),
+            other => Err(self.loc.err(Some(&self.key), format!("expected a number, got {}", other.describe()))),
         }
     }
 
     pub fn int(&self, lo: i64, hi: i64) -> Result<i64, SpecError> {
         match &self.value {
-            Value::Num { v, .. } if v.fract() == 0.0 && *v >= lo as f64 && *v <= hi as f64 => {
-                Ok(*v as i64)
+            Value::Num { v, .. } if v.fract() == 0.0 && *v >= lo as f64 && *v <= hi as f64 => Ok(*v as i64),
+            Value::Num { v, .. } => {
+                Err(self.loc.err(Some(&self.key), format!("expected an integer in {lo}..={hi}, got {v}")))
             }
-            Value::Num { v, .. } => Err(self.loc.err(
-                Some(&self.key),
-                format!("expected an integer in {lo}..={hi}, got {v}"),
-            )),
-            other => Err(self.loc.err(
-                Some(&self.key),
-                format!("expected an integer, got {}", other.describe()),
-            )),
+            other => Err(self.loc.err(Some(&self.key), format!("expected an integer, got {}", other.describe()))),
         }
     }
 
     pub fn word(&self) -> Result<&str, SpecError> {
         match &self.value {
             Value::Word(w) => Ok(w),
-            other => Err(self.loc.err(
-                Some(&self.key),
-                format!("expected a word, got {}", other.describe()),
-            )),
+            other => Err(self.loc.err(Some(&self.key), format!("expected a word, got {}", other.describe()))),
         }
     }
 
     pub fn block(&self) -> Result<&Block, SpecError> {
         match &self.value {
             Value::Block(b) => Ok(b),
-            other => Err(self.loc.err(
-                Some(&self.key),
-                format!("expected a block, got {}", other.describe()),
-            )),
+            other => Err(self.loc.err(Some(&self.key), format!("expected a block, got {}", other.describe()))),
         }
     }
 
     pub fn list(&self) -> Result<&[(Value, Loc)], SpecError> {
         match &self.value {
             Value::List(l) => Ok(l),
-            other => Err(self.loc.err(
-                Some(&self.key),
-                format!("expected a list `[ ... ]`, got {}", other.describe()),
-            )),
+            other => Err(self.loc.err(Some(&self.key), format!("expected a list `[ ... ]`, got {}", other.describe()))),
         }
     }
 }
 
 fn norm_key(k: &str) -> String {
-    k.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_ascii_lowercase()
+    k.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_lowercase()
 }
 
 /// A node of the `topology` statement.
@@ -233,10 +204,7 @@ impl Spec {
     }
     /// The block type/name an instance was created from.
     pub fn instance(&self, name: &str) -> Option<&str> {
-        self.instances
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, t)| t.as_str())
+        self.instances.iter().find(|(n, _)| n == name).map(|(_, t)| t.as_str())
     }
 }
 
@@ -250,12 +218,7 @@ pub fn parse_file(path: &Path) -> Result<Spec, SpecError> {
 fn read(path: &Path, from: Option<&Loc>) -> Result<String, SpecError> {
     std::fs::read_to_string(path).map_err(|e| match from {
         Some(l) => l.err(None, format!("cannot read `{}`: {e}", path.display())),
-        None => SpecError {
-            file: path.to_path_buf(),
-            line: 0,
-            field: None,
-            msg: format!("cannot read: {e}"),
-        },
+        None => SpecError { file: path.to_path_buf(), line: 0, field: None, msg: format!("cannot read: {e}") },
     })
 }
 
@@ -274,10 +237,7 @@ fn parse_block_file(path: &Path, from: &Loc, depth: u32) -> Result<Block, SpecEr
     let mut p = Parser::new(&text, path);
     let mut spec = Spec::default();
     p.top(&mut spec, depth + 1)?;
-    spec.blocks
-        .into_iter()
-        .next()
-        .ok_or_else(|| from.err(None, format!("`{}` holds no block", path.display())))
+    spec.blocks.into_iter().next().ok_or_else(|| from.err(None, format!("`{}` holds no block", path.display())))
 }
 
 struct Parser<'a> {
@@ -300,10 +260,7 @@ impl<'a> Parser<'a> {
     }
 
     fn loc(&self) -> Loc {
-        Loc {
-            file: self.file.clone(),
-            line: self.line,
-        }
+        Loc { file: self.file.clone(), line: self.line }
     }
 
     fn err(&self, field: Option<&str>, msg: impl Into<String>) -> SpecError {
@@ -340,14 +297,8 @@ impl<'a> Parser<'a> {
                 self.i += 1;
                 Ok(())
             }
-            Some(x) => Err(self.err(
-                field,
-                format!("expected `{}`, found `{}`", c as char, x as char),
-            )),
-            None => Err(self.err(
-                field,
-                format!("expected `{}`, found the end of the file", c as char),
-            )),
+            Some(x) => Err(self.err(field, format!("expected `{}`, found `{}`", c as char, x as char))),
+            None => Err(self.err(field, format!("expected `{}`, found the end of the file", c as char))),
         }
     }
 
@@ -375,9 +326,7 @@ impl<'a> Parser<'a> {
             };
             match w.as_str() {
                 "source" => {
-                    let f = self
-                        .word()
-                        .ok_or_else(|| self.err(None, "`source` needs a file name"))?;
+                    let f = self.word().ok_or_else(|| self.err(None, "`source` needs a file name"))?;
                     if depth > 8 {
                         return Err(loc.err(None, "`source` nested too deeply"));
                     }
@@ -396,19 +345,14 @@ impl<'a> Parser<'a> {
                                 break;
                             }
                             Some(b',') => self.i += 1,
-                            _ => names.push(
-                                self.word()
-                                    .ok_or_else(|| self.err(None, "bad instance list"))?,
-                            ),
+                            _ => names.push(self.word().ok_or_else(|| self.err(None, "bad instance list"))?),
                         }
                     }
                     let as_ = self.word();
                     if as_.as_deref() != Some("as") {
                         return Err(self.err(None, "expected `as` after `instantiate [ ... ]`"));
                     }
-                    let ty = self
-                        .word()
-                        .ok_or_else(|| self.err(None, "expected a name after `as`"))?;
+                    let ty = self.word().ok_or_else(|| self.err(None, "expected a name after `as`"))?;
                     for n in names {
                         spec.instances.push((n, ty.clone()));
                     }
@@ -421,29 +365,18 @@ impl<'a> Parser<'a> {
                     // TYPE [NAME] { ... }
                     let name = match self.peek() {
                         Some(b'{') => None,
-                        _ => Some(self.word().ok_or_else(|| {
-                            self.err(None, format!("expected a block after `{ty}`"))
-                        })?),
+                        _ => Some(self.word().ok_or_else(|| self.err(None, format!("expected a block after `{ty}`")))?),
                     };
                     let params = self.params(depth)?;
-                    spec.blocks.push(Block {
-                        ty: ty.to_owned(),
-                        name,
-                        params,
-                        loc,
-                    });
+                    spec.blocks.push(Block { ty: ty.to_owned(), name, params, loc });
                 }
             }
         }
     }
 
     fn topo_node(&mut self) -> Result<TopoNode, SpecError> {
-        let ty = self
-            .word()
-            .ok_or_else(|| self.err(None, "expected a component type in `topology`"))?;
-        let name = self
-            .word()
-            .ok_or_else(|| self.err(None, "expected a component name in `topology`"))?;
+        let ty = self.word().ok_or_else(|| self.err(None, "expected a component type in `topology`"))?;
+        let name = self.word().ok_or_else(|| self.err(None, "expected a component name in `topology`"))?;
         self.expect(b'[', None)?;
         let mut children = Vec::new();
         loop {
@@ -480,15 +413,10 @@ impl<'a> Parser<'a> {
             // key: text up to '=' on the same logical entry
             let loc = self.loc();
             let st = self.i;
-            while self.i < self.s.len()
-                && !matches!(self.s[self.i], b'=' | b'\n' | b'}' | b'{' | b',')
-            {
+            while self.i < self.s.len() && !matches!(self.s[self.i], b'=' | b'\n' | b'}' | b'{' | b',') {
                 self.i += 1;
             }
-            let key = String::from_utf8_lossy(&self.s[st..self.i])
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ");
+            let key = String::from_utf8_lossy(&self.s[st..self.i]).split_whitespace().collect::<Vec<_>>().join(" ");
             if self.s.get(self.i) != Some(&b'=') {
                 return Err(loc.err(Some(&key), "expected `=` after the parameter name"));
             }
@@ -499,10 +427,7 @@ impl<'a> Parser<'a> {
                 Some(b',') => self.i += 1,
                 Some(b'}') => {}
                 Some(c) => {
-                    return Err(self.err(
-                        None,
-                        format!("expected `,` or `}}` after a value, found `{}`", c as char),
-                    ));
+                    return Err(self.err(None, format!("expected `,` or `}}` after a value, found `{}`", c as char)));
                 }
                 None => return Err(self.err(None, "unterminated block: expected `}`")),
             }
@@ -533,24 +458,15 @@ impl<'a> Parser<'a> {
             None => Err(self.err(Some(key), "expected a value, found the end of the file")),
             _ => {
                 let loc = self.loc();
-                let w = self
-                    .word()
-                    .ok_or_else(|| self.err(Some(key), "expected a value"))?;
+                let w = self.word().ok_or_else(|| self.err(Some(key), "expected a value"))?;
                 if w == "source" {
-                    let f = self
-                        .word()
-                        .ok_or_else(|| self.err(Some(key), "`source` needs a file name"))?;
+                    let f = self.word().ok_or_else(|| self.err(Some(key), "`source` needs a file name"))?;
                     let b = parse_block_file(&self.dir.join(&f), &loc, depth)?;
                     return Ok(Value::Block(b));
                 }
                 if self.peek() == Some(b'{') {
                     let params = self.params(depth)?;
-                    return Ok(Value::Block(Block {
-                        ty: w,
-                        name: None,
-                        params,
-                        loc,
-                    }));
+                    return Ok(Value::Block(Block { ty: w, name: None, params, loc }));
                 }
                 if let Ok(v) = w.parse::<f64>() {
                     let int = !w.contains(['.', 'e', 'E']);
@@ -571,42 +487,26 @@ pub fn parse_seek_file(path: &Path, from: &Loc) -> Result<Vec<(u32, u64)>, SpecE
         if l.is_empty() || l.starts_with("Seek distances measured") || l.starts_with('#') {
             continue;
         }
-        let loc = Loc {
-            file: Arc::from(path),
-            line: i as u32 + 1,
-        };
+        let loc = Loc { file: Arc::from(path), line: i as u32 + 1 };
         let mut parts = l.split(',').map(str::trim);
         let d = parts.next().and_then(|x| x.parse::<u32>().ok());
         let t = parts.next().and_then(|x| x.parse::<f64>().ok());
         match (d, t) {
             (Some(d), Some(t)) if t >= 0.0 => {
                 if out.last().is_some_and(|&(pd, _)| pd >= d) {
-                    return Err(loc.err(
-                        None,
-                        format!(
-                            "seek distances must increase, got {d} after {}",
-                            out.last().unwrap().0
-                        ),
-                    ));
+                    return Err(
+                        loc.err(None, format!("seek distances must increase, got {d} after {}", out.last().unwrap().0))
+                    );
                 }
                 out.push((d, (t * 1e6).round() as u64));
             }
             _ => {
-                return Err(loc.err(
-                    None,
-                    format!("expected `distance, milliseconds`, got `{l}`"),
-                ));
+                return Err(loc.err(None, format!("expected `distance, milliseconds`, got `{l}`")));
             }
         }
     }
     if out.len() < 2 {
-        return Err(from.err(
-            None,
-            format!(
-                "`{}`: a seek table needs at least two points",
-                path.display()
-            ),
-        ));
+        return Err(from.err(None, format!("`{}`: a seek table needs at least two points", path.display())));
     }
     Ok(out)
 }
@@ -632,19 +532,8 @@ mod tests {
         assert_eq!(b.num("segment size (in blks)").unwrap(), 374.0);
         assert_eq!(b.num("Add. write settling delay").unwrap(), -0.4);
         assert_eq!(b.require("slips").unwrap().list().unwrap().len(), 2);
-        assert_eq!(
-            b.require("Scheduler")
-                .unwrap()
-                .block()
-                .unwrap()
-                .num("Scheduling policy")
-                .unwrap(),
-            1.0
-        );
-        assert_eq!(
-            b.require("Access time type").unwrap().word().unwrap(),
-            "trackSwitchPlusRotation"
-        );
+        assert_eq!(b.require("Scheduler").unwrap().block().unwrap().num("Scheduling policy").unwrap(), 1.0);
+        assert_eq!(b.require("Access time type").unwrap().word().unwrap(), "trackSwitchPlusRotation");
         assert_eq!(s.instance("disk0"), Some("D"));
         assert_eq!(s.topology[0].children[0].children[0].name, "disk0");
     }
@@ -654,20 +543,9 @@ mod tests {
         let e = parse_str("disksim_disk D {\n  Max queue length = 1,\n  Foo 3\n}").unwrap_err();
         assert_eq!(e.line, 3);
         assert_eq!(e.field.as_deref(), Some("Foo 3"));
-        assert!(
-            e.to_string()
-                .starts_with("t.parv:3: field `Foo 3`: expected `=`"),
-            "{e}"
-        );
+        assert!(e.to_string().starts_with("t.parv:3: field `Foo 3`: expected `=`"), "{e}");
         let s = parse_str("disksim_disk D {\n  Max queue length = x,\n}").unwrap();
-        let e = s
-            .block_named("D")
-            .unwrap()
-            .int("Max queue length", 1, 256)
-            .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "t.parv:2: field `Max queue length`: expected an integer, got `x`"
-        );
+        let e = s.block_named("D").unwrap().int("Max queue length", 1, 256).unwrap_err();
+        assert_eq!(e.to_string(), "t.parv:2: field `Max queue length`: expected an integer, got `x`");
     }
 }

@@ -94,17 +94,12 @@ impl Sparing {
     fn slip_to_end(self) -> bool {
         matches!(
             self,
-            Sparing::SectorsPerCylinderSlipToEnd
-                | Sparing::SectorsPerCylinderAtFrontSlipToEnd
-                | Sparing::SectorsAtEnd
+            Sparing::SectorsPerCylinderSlipToEnd | Sparing::SectorsPerCylinderAtFrontSlipToEnd | Sparing::SectorsAtEnd
         )
     }
 
     fn at_front(self) -> bool {
-        matches!(
-            self,
-            Sparing::SectorsPerCylinderAtFront | Sparing::SectorsPerCylinderAtFrontSlipToEnd
-        )
+        matches!(self, Sparing::SectorsPerCylinderAtFront | Sparing::SectorsPerCylinderAtFrontSlipToEnd)
     }
 }
 
@@ -199,17 +194,13 @@ impl Layout {
         zones: Vec<Zone>,
     ) -> Result<Layout, LayoutError> {
         if surfaces == 0 || cylinders == 0 {
-            return Err(LayoutError(
-                "surfaces and cylinders must be positive".into(),
-            ));
+            return Err(LayoutError("surfaces and cylinders must be positive".into()));
         }
         if zones.is_empty() {
             return Err(LayoutError("at least one zone is required".into()));
         }
         if sparing == Sparing::SectorsPerRange && range_size == 0 {
-            return Err(LayoutError(
-                "range size for sparing must be positive".into(),
-            ));
+            return Err(LayoutError("range size for sparing must be positive".into()));
         }
         let mut bands = Vec::with_capacity(zones.len());
         let mut start_lbn = 0u64;
@@ -231,9 +222,7 @@ impl Layout {
                 )));
             }
             if z.sectors_per_track == 0 {
-                return Err(LayoutError(format!(
-                    "zone {i}: sectors per track must be positive"
-                )));
+                return Err(LayoutError(format!("zone {i}: sectors per track must be positive")));
             }
             next_cyl = z.last_cylinder + 1;
             let cylcnt = (z.last_cylinder - z.first_cylinder + 1) as u64;
@@ -254,18 +243,11 @@ impl Layout {
                     _ => z.spares * cylcnt + z.slips.len() as u64,
                 };
             if lost >= total {
-                return Err(LayoutError(format!(
-                    "zone {i}: spares and empty space exceed the zone"
-                )));
+                return Err(LayoutError(format!("zone {i}: spares and empty space exceed the zone")));
             }
             let blocks = total - lost;
             let simple = z.slips.is_empty();
-            bands.push(Band {
-                z,
-                start_lbn,
-                blocks,
-                simple,
-            });
+            bands.push(Band { z, start_lbn, blocks, simple });
             start_lbn += blocks;
         }
         Ok(Layout {
@@ -282,14 +264,7 @@ impl Layout {
     /// A plain layout: no spares, no slips, conventional mapping.
     pub fn simple(surfaces: u32, zones: Vec<Zone>) -> Result<Layout, LayoutError> {
         let cylinders = zones.last().map(|z| z.last_cylinder + 1).unwrap_or(0);
-        Layout::new(
-            surfaces,
-            cylinders,
-            Mapping::Conventional,
-            Sparing::None,
-            1,
-            zones,
-        )
+        Layout::new(surfaces, cylinders, Mapping::Conventional, Sparing::None, 1, zones)
     }
 
     pub fn capacity(&self) -> u64 {
@@ -318,10 +293,7 @@ impl Layout {
     }
 
     fn band_of_cyl(&self, cyl: u32) -> usize {
-        match self
-            .bands
-            .binary_search_by(|b| b.z.first_cylinder.cmp(&cyl))
-        {
+        match self.bands.binary_search_by(|b| b.z.first_cylinder.cmp(&cyl)) {
             Ok(i) => i,
             Err(i) => i - 1,
         }
@@ -345,21 +317,13 @@ impl Layout {
             Mapping::Serpentine => (cyl - band.z.first_cylinder) % 2 == 1,
             Mapping::SerpentineAbsolute => cyl % 2 == 1,
         };
-        if reverse {
-            self.surfaces - head - 1
-        } else {
-            head
-        }
+        if reverse { self.surfaces - head - 1 } else { head }
     }
 
     /// LBN to physical block (DiskSim `dm_translate_ltop` with `MAP_FULL`; no defect
     /// remapping since we do not model grown defects).
     pub fn ltop(&self, lbn: u64) -> Pbn {
-        debug_assert!(
-            lbn < self.capacity,
-            "lbn {lbn} beyond capacity {}",
-            self.capacity
-        );
+        debug_assert!(lbn < self.capacity, "lbn {lbn} beyond capacity {}", self.capacity);
         let bi = self.band_of_lbn(lbn);
         let b = &self.bands[bi];
         let z = &b.z;
@@ -413,11 +377,7 @@ impl Layout {
                     }
                     l += slips;
                 }
-                (
-                    rangeno * self.range_size as u64 + l / blkspercyl,
-                    (l % blkspercyl) / spt,
-                    l % spt,
-                )
+                (rangeno * self.range_size as u64 + l / blkspercyl, (l % blkspercyl) / spt, l % spt)
             }
             Sparing::SectorsPerZone | Sparing::SectorsPerZoneSlipToEnd => {
                 // g1_ltop_sectperzonespare
@@ -442,9 +402,7 @@ impl Layout {
                     let mut slips = 0;
                     let to_end = self.sparing.slip_to_end();
                     for &s in &z.slips {
-                        if (to_end && s / blkspercyl < cyl)
-                            || (s >= first && s - first <= l + slips)
-                        {
+                        if (to_end && s / blkspercyl < cyl) || (s >= first && s - first <= l + slips) {
                             slips += 1;
                         }
                     }
@@ -463,11 +421,7 @@ impl Layout {
         };
         let cyl = z.first_cylinder + cyl_rel as u32;
         let head = self.surfno(b, cyl, head_pos as u32);
-        Pbn {
-            cyl,
-            head,
-            sector: sector as u32,
-        }
+        Pbn { cyl, head, sector: sector as u32 }
     }
 
     /// Position of the walk order ("logical head") of a surface on a cylinder.
@@ -515,8 +469,7 @@ impl Layout {
     /// The track holding `lbn`, with its LBN range.
     pub fn track_of(&self, lbn: u64) -> Track {
         let p = self.ltop(lbn);
-        self.track(p.cyl, p.head)
-            .expect("an LBN's own track always holds LBNs")
+        self.track(p.cyl, p.head).expect("an LBN's own track always holds LBNs")
     }
 
     /// The LBN range and rotational offset of a physical track, or `None` when the track
@@ -525,14 +478,7 @@ impl Layout {
         let bi = self.band_of_cyl(cyl);
         let b = &self.bands[bi];
         let spt = b.z.sectors_per_track;
-        let pos0 = self.phys_pos(
-            b,
-            Pbn {
-                cyl,
-                head,
-                sector: 0,
-            },
-        );
+        let pos0 = self.phys_pos(b, Pbn { cyl, head, sector: 0 });
         let pos_end = pos0 + spt as u64;
         // First LBN whose physical position is >= pos0, and first >= pos_end.
         let first = self.lower_bound(bi, pos0);
@@ -540,15 +486,7 @@ impl Layout {
         if first >= end {
             return None;
         }
-        Some(Track {
-            cyl,
-            head,
-            first,
-            end,
-            spt,
-            rot_offset: self.rot_offset_in(b, cyl, head),
-            zone: bi,
-        })
+        Some(Track { cyl, head, first, end, spt, rot_offset: self.rot_offset_in(b, cyl, head), zone: bi })
     }
 
     /// Smallest LBN of band `bi` whose physical position is >= `pos` (band end if none).
@@ -609,11 +547,7 @@ impl Layout {
 
     /// The next track in LBN order after `t` (the track holding `t.end`), if any.
     pub fn next_track(&self, t: &Track) -> Option<Track> {
-        if t.end >= self.capacity {
-            None
-        } else {
-            Some(self.track_of(t.end))
-        }
+        if t.end >= self.capacity { None } else { Some(self.track_of(t.end)) }
     }
 
     /// Physical cylinder of an LBN.
@@ -645,14 +579,7 @@ mod tests {
         // DiskSim manual B.2.3: 100 SPT, 2 heads, head-switch skew 10, cylinder skew 20:
         // LBN 100 is at (0,1,0) and physically at sector 10 of that track.
         let l = Layout::simple(2, vec![zone(0, 9, 100)]).unwrap();
-        assert_eq!(
-            l.ltop(100),
-            Pbn {
-                cyl: 0,
-                head: 1,
-                sector: 0
-            }
-        );
+        assert_eq!(l.ltop(100), Pbn { cyl: 0, head: 1, sector: 0 });
         assert_eq!(l.rot_offset(0, 1), 10);
         // cylinder 1 head 0: one track switch + one cylinder skew.
         assert_eq!(l.rot_offset(1, 0), 30);
@@ -672,31 +599,9 @@ mod tests {
 
     #[test]
     fn serpentine_reverses_odd_cylinders() {
-        let l = Layout::new(
-            2,
-            4,
-            Mapping::Serpentine,
-            Sparing::None,
-            1,
-            vec![zone(0, 3, 10)],
-        )
-        .unwrap();
-        assert_eq!(
-            l.ltop(20),
-            Pbn {
-                cyl: 1,
-                head: 1,
-                sector: 0
-            }
-        );
-        assert_eq!(
-            l.ltop(30),
-            Pbn {
-                cyl: 1,
-                head: 0,
-                sector: 0
-            }
-        );
+        let l = Layout::new(2, 4, Mapping::Serpentine, Sparing::None, 1, vec![zone(0, 3, 10)]).unwrap();
+        assert_eq!(l.ltop(20), Pbn { cyl: 1, head: 1, sector: 0 });
+        assert_eq!(l.ltop(30), Pbn { cyl: 1, head: 0, sector: 0 });
         let t = l.track(1, 1).unwrap();
         assert_eq!((t.first, t.end), (20, 30));
     }
@@ -706,15 +611,7 @@ mod tests {
         let mut z = zone(0, 1, 10);
         z.spares = 2;
         z.slips = vec![5];
-        let l = Layout::new(
-            1,
-            2,
-            Mapping::Conventional,
-            Sparing::SectorsPerZone,
-            1,
-            vec![z],
-        )
-        .unwrap();
+        let l = Layout::new(1, 2, Mapping::Conventional, Sparing::SectorsPerZone, 1, vec![z]).unwrap();
         assert_eq!(l.capacity(), 18);
         assert_eq!(l.ltop(4).sector, 4);
         assert_eq!(l.ltop(5).sector, 6); // sector 5 is slipped

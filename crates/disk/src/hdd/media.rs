@@ -31,6 +31,38 @@ pub struct Run {
     pub spaced: bool,
 }
 
+/// At most two runs, without allocating: a third and later run are merged with the
+/// second into one burst at the end of the last (only happens around slipped sectors,
+/// where it delays a few blocks' availability, never a completion).
+#[derive(Copy, Clone, Debug)]
+struct RunBuf {
+    runs: [Run; 2],
+    n: usize,
+    spt: u32,
+}
+
+impl RunBuf {
+    const EMPTY: Run = Run { lbn: 0, n: 0, t0: 0, spaced: false };
+
+    fn new(spt: u32) -> RunBuf {
+        RunBuf { runs: [RunBuf::EMPTY; 2], n: 0, spt }
+    }
+
+    fn push(&mut self, r: Run, spin: &Spindle) {
+        match self.n {
+            0 | 1 => {
+                self.runs[self.n] = r;
+                self.n += 1;
+            }
+            _ => {
+                let end = if r.spaced { r.t0 + spin.sectors_ns(r.n - 1, self.spt) } else { r.t0 };
+                let first = self.runs[1].lbn;
+                self.runs[1] = Run { lbn: first, n: r.lbn + r.n - first, t0: end, spaced: false };
+            }
+        }
+    }
+}
+
 /// One visit of the heads to a track.
 #[derive(Clone, Debug)]
 pub struct Visit {
@@ -109,6 +141,7 @@ pub struct Mechanics {
     pub spin: Spindle,
     pub head_switch_ns: u64,
     pub write_settle_ns: i64,
+    pub write_settle_on_head_switch: bool,
 }
 
 impl Mechanics {
@@ -118,13 +151,9 @@ impl Mechanics {
     pub fn seek_ns(&self, from: (u32, u32), to: (u32, u32), write: bool) -> u64 {
         let d = from.0.abs_diff(to.0);
         let s = self.seek.time_ns(d);
-        let hs = if from.1 != to.1 {
-            self.head_switch_ns
-        } else {
-            0
-        };
+        let hs = if from.1 != to.1 { self.head_switch_ns } else { 0 };
         let t = s.max(hs);
-        if t != 0 && write {
+        if t != 0 && write && (d != 0 || self.write_settle_on_head_switch) {
             (t as i64 + self.write_settle_ns).max(0) as u64
         } else {
             t
@@ -157,17 +186,12 @@ impl Mechanics {
 
     /// Append spaced runs for blocks `[from, to)` of track `t` whose first sector starts at
     /// `t_start`, splitting at slipped sectors. Returns the end of the last sector.
-    fn spaced_runs(&self, t: &Track, from: u64, to: u64, t_start: u64, out: &mut Vec<Run>) -> u64 {
+    fn spaced_runs(&self, t: &Track, from: u64, to: u64, t_start: u64, out: &mut RunBuf) -> u64 {
         let spin = &self.spin;
         let p0 = self.layout.sector_of(t, from);
         let plast = self.layout.sector_of(t, to - 1);
         if (plast - p0) as u64 == to - 1 - from {
-            out.push(Run {
-                lbn: from,
-                n: to - from,
-                t0: t_start + spin.sectors_ns(1, t.spt),
-                spaced: true,
-            });
+            out.push(Run { lbn: from, n: to - from, t0: t_start + spin.sectors_ns(1, t.spt), spaced: true }, spin);
         } else {
             // Holes inside: one run per maximal hole-free stretch.
             let mut l = from;
@@ -178,12 +202,7 @@ impl Mechanics {
                     e += 1;
                 }
                 let ts = t_start + spin.sectors_ns((ps - p0) as u64, t.spt);
-                out.push(Run {
-                    lbn: l,
-                    n: e - l,
-                    t0: ts + spin.sectors_ns(1, t.spt),
-                    spaced: true,
-                });
+                out.push(Run { lbn: l, n: e - l, t0: ts + spin.sectors_ns(1, t.spt), spaced: true }, spin);
                 l = e;
             }
         }
@@ -193,19 +212,8 @@ impl Mechanics {
     /// A read (or unconstrained write) visit of `[a, b)` on track `t`, heads landing at
     /// `t_land`. `immed`: zero-latency access. `capture`: "read any free blocks" with an
     /// empty segment.
-    pub fn visit(
-        &self,
-        t: Track,
-        a: u64,
-        b: u64,
-        t_land: u64,
-        immed: bool,
-        capture: bool,
-    ) -> Visit {
-        debug_assert!(
-            a >= t.first && b <= t.end && a < b,
-            "visit {a}..{b} on {t:?}"
-        );
+    pub fn visit(&self, t: Track, a: u64, b: u64, t_land: u64, immed: bool, capture: bool) -> Visit {
+        debug_assert!(a >= t.first && b <= t.end && a < b, "visit {a}..{b} on {t:?}");
         let spin = &self.spin;
         let pa = self.layout.sector_of(&t, a);
         let pl = self.layout.sector_of(&t, b - 1);
@@ -219,13 +227,9 @@ impl Mechanics {
             d > spin.rpm() && d <= (endang + REV - start) % REV
         };
         let need_q = capture || inside;
-        let (q, t_q) = if need_q {
-            spin.next_boundary(t_land, t.spt)
-        } else {
-            (0, 0)
-        };
+        let (q, t_q) = if need_q { spin.next_boundary(t_land, t.spt) } else { (0, 0) };
         let p_q = self.phys_at(&t, q);
-        let mut runs: Vec<Run> = Vec::with_capacity(3);
+        let mut runs = RunBuf::new(t.spt);
         let (t_sweep, t_end);
         if !inside {
             let t_a = spin.reach(t_land, start);
@@ -234,85 +238,26 @@ impl Mechanics {
         } else {
             // Held part first: from the sector under the head to the end of the range.
             let l = self.lbn_at_or_after(&t, p_q).unwrap_or(b).clamp(a + 1, b);
-            let t_held_end =
-                t_q + spin.sectors_ns((pl + t.spt - p_q) as u64 % t.spt as u64 + 1, t.spt);
+            let t_held_end = t_q + spin.sectors_ns((pl + t.spt - p_q) as u64 % t.spt as u64 + 1, t.spt);
             let t_a = spin.reach(t_held_end, start);
-            let mut first = Vec::with_capacity(2);
-            let end_a = self.spaced_runs(&t, a, l, t_a, &mut first);
-            runs.extend(first);
-            runs.push(Run {
-                lbn: l,
-                n: b - l,
-                t0: end_a,
-                spaced: false,
-            });
+            let end_a = self.spaced_runs(&t, a, l, t_a, &mut runs);
+            runs.push(Run { lbn: l, n: b - l, t0: end_a, spaced: false }, spin);
             t_end = end_a;
             t_sweep = t_q;
         }
         let captured_from = if capture && a > t.first {
-            let c = if p_q <= pa && !inside {
-                self.lbn_at_or_after(&t, p_q)
-            } else {
-                Some(t.first)
-            };
+            let c = if p_q <= pa && !inside { self.lbn_at_or_after(&t, p_q) } else { Some(t.first) };
             c.filter(|&c| c < a)
         } else {
             None
         };
-        // Rare: more than two runs (holes). Merge the tail conservatively into a burst at the
-        // end so the fixed-size array suffices.
-        let mut arr = [Run {
-            lbn: 0,
-            n: 0,
-            t0: 0,
-            spaced: false,
-        }; 2];
-        let nruns = if runs.len() <= 2 {
-            arr[..runs.len()].copy_from_slice(&runs);
-            runs.len()
-        } else {
-            let last = runs.last().copied().unwrap();
-            let head = runs[0];
-            let tail_end = if last.spaced {
-                last.t0 + spin.sectors_ns(last.n - 1, t.spt)
-            } else {
-                last.t0
-            };
-            let mid_lbn = runs[1].lbn;
-            arr[0] = head;
-            arr[1] = Run {
-                lbn: mid_lbn,
-                n: b - mid_lbn,
-                t0: tail_end,
-                spaced: false,
-            };
-            2
-        };
-        Visit {
-            track: t,
-            t_land,
-            t_sweep,
-            t_end,
-            runs: arr,
-            nruns,
-            captured_from,
-            a,
-            b,
-        }
+        Visit { track: t, t_land, t_sweep, t_end, runs: runs.runs, nruns: runs.n, captured_from, a, b }
     }
 
     /// A write visit where block `l` reaches the buffer only at `avail(l)`: each block is
     /// written at the first pass of its sector after its data is there and after the
     /// previous block (in-order writing, as DiskSim does when data runs late).
-    pub fn write_visit(
-        &self,
-        t: Track,
-        a: u64,
-        b: u64,
-        t_land: u64,
-        immed: bool,
-        avail: impl Fn(u64) -> u64,
-    ) -> Visit {
+    pub fn write_visit(&self, t: Track, a: u64, b: u64, t_land: u64, immed: bool, avail: impl Fn(u64) -> u64) -> Visit {
         // Zero-latency writing only when all the data is already in the buffer.
         let immed = immed && avail(b - 1) <= t_land;
         let v = self.visit(t, a, b, t_land, immed, false);
@@ -331,46 +276,34 @@ impl Mechanics {
         if ok {
             return v;
         }
-        // In-order, block by block.
+        // In-order, block by block. The first stretch of back-to-back sectors is kept as
+        // a run; the rest becomes one burst at the end (only completion times of later
+        // blocks matter for writes).
         let mut tcur = t_land;
         let mut first_start = None;
-        let mut runs: Vec<Run> = Vec::new();
+        let mut head = RunBuf::EMPTY;
+        let mut tail_from = None;
         for l in a..b {
             let s = self.layout.sector_of(&t, l);
             let ts = spin.reach(tcur.max(avail(l)), self.angle(&t, s));
             first_start.get_or_insert(ts);
             let te = ts + st;
-            match runs.last_mut() {
-                Some(r) if r.spaced && r.t0 + spin.sectors_ns(l - r.lbn, t.spt) == te => r.n += 1,
-                _ => runs.push(Run {
-                    lbn: l,
-                    n: 1,
-                    t0: te,
-                    spaced: true,
-                }),
+            if l == a {
+                head = Run { lbn: l, n: 1, t0: te, spaced: true };
+            } else if tail_from.is_none() && head.t0 + spin.sectors_ns(l - head.lbn, t.spt) == te {
+                head.n += 1;
+            } else if tail_from.is_none() {
+                tail_from = Some(l);
             }
             tcur = te;
         }
-        // Compress to at most two runs: keep the first and make the rest one burst at its
-        // end (only completion times of later blocks matter for writes).
-        let mut arr = [Run {
-            lbn: 0,
-            n: 0,
-            t0: 0,
-            spaced: false,
-        }; 2];
-        let nruns = if runs.len() == 1 {
-            arr[0] = runs[0];
-            1
-        } else {
-            arr[0] = runs[0];
-            arr[1] = Run {
-                lbn: runs[1].lbn,
-                n: b - runs[1].lbn,
-                t0: tcur,
-                spaced: false,
-            };
-            2
+        let mut arr = [head, RunBuf::EMPTY];
+        let nruns = match tail_from {
+            None => 1,
+            Some(l) => {
+                arr[1] = Run { lbn: l, n: b - l, t0: tcur, spaced: false };
+                2
+            }
         };
         Visit {
             track: t,

@@ -40,9 +40,7 @@ use iosched_core::{Instant, Op};
 
 use crate::device::{Device, DiskCommand, DiskCompletion};
 use media::{Mechanics, Run, Visit};
-pub use params::{
-    Bus, Cache, ExtraWriteDisconnect, FastWrite, HddParams, Overheads, Prefetch, QueuePolicy,
-};
+pub use params::{Bus, Cache, ExtraWriteDisconnect, FastWrite, HddParams, Overheads, Prefetch, QueuePolicy};
 use spindle::Spindle;
 use xfer::Xfer;
 
@@ -139,6 +137,8 @@ struct Queued {
     n: u64,
     arrival: u64,
     after_read: bool,
+    /// Where the first block is (cylinder, head, angle), for SPTF.
+    target: (u32, u32, u64),
 }
 
 /// The mechanism when no stream owns it.
@@ -173,6 +173,8 @@ pub struct Hdd {
     outstanding: u32,
     /// Statistics: commands served from the buffer without media access.
     pub hits: u64,
+    scratch_dirty: Vec<usize>,
+    scratch_ready: Vec<usize>,
 }
 
 impl Hdd {
@@ -190,6 +192,7 @@ impl Hdd {
             spin: Spindle::new(p.rpm, phase),
             head_switch_ns: p.head_switch_ns,
             write_settle_ns: p.write_settle_ns,
+            write_settle_on_head_switch: p.write_settle_on_head_switch,
         };
         let nseg = p.cache.segments.max(1) as usize;
         let mut segs: Vec<Seg> = (0..nseg).map(|_| Seg::new(false)).collect();
@@ -199,11 +202,7 @@ impl Hdd {
         Hdd {
             p,
             m,
-            heads: Heads {
-                cyl: 0,
-                head: 0,
-                free: 0,
-            },
+            heads: Heads { cyl: 0, head: 0, free: 0 },
             stream: None,
             segs,
             stamp: 0,
@@ -216,6 +215,8 @@ impl Hdd {
             seq: 0,
             outstanding: 0,
             hits: 0,
+            scratch_dirty: Vec::new(),
+            scratch_ready: Vec::new(),
         }
     }
 
@@ -258,10 +259,7 @@ impl Hdd {
     }
 
     fn ndirty(&self) -> u32 {
-        self.segs
-            .iter()
-            .filter(|s| s.state == SegState::Dirty)
-            .count() as u32
+        self.segs.iter().filter(|s| s.state == SegState::Dirty).count() as u32
     }
 
     // ---- read streams ------------------------------------------------------------------
@@ -289,10 +287,8 @@ impl Hdd {
         let st = self.stream.as_ref().unwrap();
         let (s, v) = (st.seg, &st.visit);
         let seg = &mut self.segs[s];
-        if let Some(c) = v.captured_from {
-            if seg.start == seg.end {
-                seg.start = c;
-            }
+        if let Some(c) = v.captured_from.filter(|_| seg.start == seg.end) {
+            seg.start = c;
         }
         seg.end = seg.end.max(v.b);
         seg.start = seg.start.max(seg.end.saturating_sub(size));
@@ -303,11 +299,7 @@ impl Hdd {
         let st = self.stream.as_ref().unwrap();
         let v = &st.visit;
         let next = v.b;
-        let bound = if next < st.fg_end {
-            st.fg_end
-        } else {
-            st.limit
-        };
+        let bound = if next < st.fg_end { st.fg_end } else { st.limit };
         let background = next >= st.fg_end;
         let t = v.track;
         let mut end_stream = st.last || next >= bound || next >= self.m.layout.capacity();
@@ -343,18 +335,10 @@ impl Hdd {
     fn end_stream(&mut self) {
         let st = self.stream.take().unwrap();
         let v = &st.visit;
-        self.heads = Heads {
-            cyl: v.track.cyl,
-            head: v.track.head,
-            free: v.t_end,
-        };
+        self.heads = Heads { cyl: v.track.cyl, head: v.track.head, free: v.t_end };
         let seg = &mut self.segs[st.seg];
         if seg.state == SegState::Reading {
-            seg.state = if self.p.cache.enabled {
-                SegState::Clean
-            } else {
-                SegState::Empty
-            };
+            seg.state = if self.p.cache.enabled { SegState::Clean } else { SegState::Empty };
         }
     }
 
@@ -364,11 +348,7 @@ impl Hdd {
         match &self.stream {
             Some(st) if st.seg == s && x >= st.visit.t_land => {
                 let v = &st.visit;
-                if seg.end >= v.a {
-                    seg.end.max(v.a + v.done_by(&self.m.spin, x))
-                } else {
-                    seg.end
-                }
+                if seg.end >= v.a { seg.end.max(v.a + v.done_by(&self.m.spin, x)) } else { seg.end }
             }
             _ => seg.end,
         }
@@ -384,39 +364,21 @@ impl Hdd {
         let v = &st.visit;
         let spin = self.m.spin;
         let boundary = v.boundary_at_or_after(&spin, x);
-        let upto = if self.p.cache.stop_prefetch_in_sector {
-            boundary
-        } else {
-            x
-        };
-        let ndone = if upto >= v.t_land {
-            v.done_by(&spin, upto)
-        } else {
-            0
-        };
+        let upto = if self.p.cache.stop_prefetch_in_sector { boundary } else { x };
+        let ndone = if upto >= v.t_land { v.done_by(&spin, upto) } else { 0 };
         let size = self.seg_size();
         let seg = &mut self.segs[st.seg];
         if ndone > 0 && seg.end >= v.a {
-            if let Some(c) = v.captured_from {
-                if seg.start == seg.end {
-                    seg.start = c;
-                }
+            if let Some(c) = v.captured_from.filter(|_| seg.start == seg.end) {
+                seg.start = c;
             }
             seg.end = seg.end.max(v.a + ndone);
             seg.start = seg.start.max(seg.end.saturating_sub(size));
         }
         if seg.state == SegState::Reading {
-            seg.state = if self.p.cache.enabled && seg.end > seg.start {
-                SegState::Clean
-            } else {
-                SegState::Empty
-            };
+            seg.state = if self.p.cache.enabled && seg.end > seg.start { SegState::Clean } else { SegState::Empty };
         }
-        self.heads = Heads {
-            cyl: v.track.cyl,
-            head: v.track.head,
-            free: boundary,
-        };
+        self.heads = Heads { cyl: v.track.cyl, head: v.track.head, free: boundary };
         boundary
     }
 
@@ -433,11 +395,7 @@ impl Hdd {
                     endreq
                 } else {
                     let t = self.m.layout.track_of(endreq);
-                    if self.segs[s].start < t.first {
-                        t.end + self.m.layout.spt_of_lbn(lbn) as u64
-                    } else {
-                        t.end
-                    }
+                    if self.segs[s].start < t.first { t.end + self.m.layout.spt_of_lbn(lbn) as u64 } else { t.end }
                 }
             }
             _ if c.max_read_ahead > 0 => endreq + c.max_read_ahead as u64,
@@ -473,11 +431,7 @@ impl Hdd {
                 continue;
             }
             let streaming = self.stream.as_ref().is_some_and(|st| st.seg == i);
-            let end = if streaming {
-                self.seg_end_at(i, t)
-            } else {
-                s.end
-            };
+            let end = if streaming { self.seg_end_at(i, t) } else { s.end };
             let (value, hit) = if s.state == SegState::Empty {
                 (3, Hit::Miss)
             } else if lbn < s.start || lbn >= end {
@@ -485,15 +439,8 @@ impl Hdd {
                     SegState::Clean => (2, Hit::Miss),
                     SegState::Reading if c.almost_read_hits && end == lbn => (5, Hit::Partial(0)),
                     SegState::Reading => {
-                        let pure = self
-                            .stream
-                            .as_ref()
-                            .is_some_and(|st| st.seg == i && t >= st.stoppable_from);
-                        if pure {
-                            (1, Hit::Miss)
-                        } else {
-                            (-1, Hit::Miss)
-                        }
+                        let pure = self.stream.as_ref().is_some_and(|st| st.seg == i && t >= st.stoppable_from);
+                        if pure { (1, Hit::Miss) } else { (-1, Hit::Miss) }
                     }
                     _ => (-1, Hit::Miss),
                 }
@@ -542,11 +489,7 @@ impl Hdd {
             let streaming = self.stream.as_ref().is_some_and(|st| st.seg == i);
             let value = match s.state {
                 SegState::Dirty => {
-                    if c.combine_seq_writes
-                        && s.append_end == lbn
-                        && s.end == lbn
-                        && lbn + n - s.dirty_from <= size
-                    {
+                    if c.combine_seq_writes && s.append_end == lbn && s.end == lbn && lbn + n - s.dirty_from <= size {
                         7
                     } else {
                         -1
@@ -562,11 +505,7 @@ impl Hdd {
                     }
                 }
                 SegState::Reading => {
-                    let pure = streaming
-                        && self
-                            .stream
-                            .as_ref()
-                            .is_some_and(|st| t >= st.stoppable_from);
+                    let pure = streaming && self.stream.as_ref().is_some_and(|st| t >= st.stoppable_from);
                     if pure { 1 } else { -1 }
                 }
             };
@@ -598,12 +537,7 @@ impl Hdd {
     // ---- arrivals ----------------------------------------------------------------------
 
     fn arrive(&mut self, t0: u64, cmd: DiskCommand) {
-        assert!(
-            cmd.len_sectors > 0 || matches!(cmd.op, Op::Flush),
-            "zero-length {:?} command {}",
-            cmd.op,
-            cmd.id
-        );
+        assert!(cmd.len_sectors > 0 || matches!(cmd.op, Op::Flush), "zero-length {:?} command {}", cmd.op, cmd.id);
         let n = cmd.len_sectors as u64;
         if !matches!(cmd.op, Op::Flush) {
             assert!(
@@ -625,6 +559,10 @@ impl Hdd {
             n,
             arrival: t0,
             after_read,
+            target: match (&self.p.queue_policy, cmd.op) {
+                (QueuePolicy::Sptf { .. }, Op::Read | Op::Write) => self.target_of(cmd.sector),
+                _ => (0, 0, 0),
+            },
         };
         match cmd.op {
             Op::Read => {
@@ -726,30 +664,13 @@ impl Hdd {
 
     /// Start a stream reading `[from, ..)` into segment `s`, the heads leaving their
     /// current position at `t_seek`. `fg_end`: the blocks a command waits for.
-    fn start_stream(
-        &mut self,
-        s: usize,
-        from: u64,
-        fg_end: u64,
-        limit: u64,
-        t_seek: u64,
-        stoppable_from: u64,
-    ) {
+    fn start_stream(&mut self, s: usize, from: u64, fg_end: u64, limit: u64, t_seek: u64, stoppable_from: u64) {
         let t = self.m.layout.track_of(from);
         let h = self.heads;
         let t_land = t_seek + self.m.seek_ns((h.cyl, h.head), (t.cyl, t.head), false);
-        let capture = self.p.cache.read_any_free_blocks
-            && self.segs[s].start == self.segs[s].end
-            && fg_end > from;
+        let capture = self.p.cache.read_any_free_blocks && self.segs[s].start == self.segs[s].end && fg_end > from;
         let bound = if from < fg_end { fg_end } else { limit };
-        let v = self.m.visit(
-            t,
-            from,
-            bound.min(t.end),
-            t_land,
-            self.p.cache.immediate_read,
-            capture,
-        );
+        let v = self.m.visit(t, from, bound.min(t.end), t_land, self.p.cache.immediate_read, capture);
         self.segs[s].state = SegState::Reading;
         self.stream = Some(Stream {
             seg: s,
@@ -776,15 +697,7 @@ impl Hdd {
     }
 
     /// Take a fast write into segment `s`; its data starts flowing at `xfer_at`.
-    fn accept_fast_write(
-        &mut self,
-        t0: u64,
-        q: &Queued,
-        s: usize,
-        append: bool,
-        xfer_at: u64,
-        ready: u64,
-    ) {
+    fn accept_fast_write(&mut self, t0: u64, q: &Queued, s: usize, append: bool, xfer_at: u64, ready: u64) {
         // A write stops the read-ahead (DiskSim disk_activate_write).
         if let Some(st) = &self.stream {
             if t0 >= st.stoppable_from {
@@ -804,11 +717,11 @@ impl Hdd {
         self.touch(s);
         let seg = &mut self.segs[s];
         if append {
-            // Blocks of the appended part arrive on their own schedule; keep the slower
-            // of the two (the new transfer) for the whole dirty range.
+            // The blocks already buffered count as arrived; the appended ones arrive
+            // with the new transfer.
             seg.end = q.lbn + q.n;
             seg.append_end = seg.end;
-            seg.xfer_start = start - (q.lbn - seg.dirty_from) * wb.min(start);
+            seg.xfer_start = start.saturating_sub((q.lbn - seg.dirty_from) * wb);
             seg.xfer_base = seg.dirty_from;
         } else {
             seg.start = q.lbn;
@@ -851,10 +764,8 @@ impl Hdd {
     fn next_destage_end(&self) -> Option<(u64, usize)> {
         let mut best: Option<(u64, usize)> = None;
         for (i, s) in self.segs.iter().enumerate() {
-            if let Some(u) = s.destaging_until {
-                if best.is_none_or(|(b, _)| u < b) {
-                    best = Some((u, i));
-                }
+            if let Some(u) = s.destaging_until.filter(|&u| best.is_none_or(|(b, _)| u < b)) {
+                best = Some((u, i));
             }
         }
         best
@@ -879,11 +790,7 @@ impl Hdd {
         let s = &mut self.segs[i];
         s.destaging_until = None;
         if s.dirty_from >= s.end {
-            s.state = if keep {
-                SegState::Clean
-            } else {
-                SegState::Empty
-            };
+            s.state = if keep { SegState::Clean } else { SegState::Empty };
         }
         self.after_destage(u);
     }
@@ -899,8 +806,7 @@ impl Hdd {
             // It disconnected on arrival; reconnect now.
             let o = &self.p.overheads;
             let ovh = o.write(true, q.after_read);
-            let xfer_at =
-                (q.arrival + ovh + o.disconnect_write).max(t) + o.reselect_first + o.data_prep;
+            let xfer_at = (q.arrival + ovh + o.disconnect_write).max(t) + o.reselect_first + o.data_prep;
             self.accept_fast_write(t, &q, s, append, xfer_at, t.max(q.arrival + ovh));
         }
         if self.ndirty() == 0 && self.stalled.is_empty() && !self.flushes.is_empty() {
@@ -916,16 +822,9 @@ impl Hdd {
         match &self.stream {
             Some(st) => {
                 let v = &st.visit;
-                Heads {
-                    cyl: v.track.cyl,
-                    head: v.track.head,
-                    free: v.boundary_at_or_after(&self.m.spin, t),
-                }
+                Heads { cyl: v.track.cyl, head: v.track.head, free: v.boundary_at_or_after(&self.m.spin, t) }
             }
-            None => Heads {
-                free: self.heads.free.max(t),
-                ..self.heads
-            },
+            None => Heads { free: self.heads.free.max(t), ..self.heads },
         }
     }
 
@@ -936,44 +835,49 @@ impl Hdd {
         let c = &self.p.cache;
         // Destage first when dirty data passes the high-water mark, a flush waits, or a
         // queued command collides with dirty data.
-        let dirty: Vec<usize> = (0..self.segs.len())
-            .filter(|&i| {
-                self.segs[i].state == SegState::Dirty && self.segs[i].destaging_until.is_none()
-            })
-            .collect();
+        // Scratch lists kept between calls (no allocation per decision).
+        let mut dirty = std::mem::take(&mut self.scratch_dirty);
+        let mut ready_cmds = std::mem::take(&mut self.scratch_ready);
+        dirty.clear();
+        ready_cmds.clear();
+        dirty.extend(
+            (0..self.segs.len())
+                .filter(|&i| self.segs[i].state == SegState::Dirty && self.segs[i].destaging_until.is_none()),
+        );
         let cap = (c.write_segments.max(1) as u64) * self.seg_size();
-        let dirty_blocks: u64 = dirty
-            .iter()
-            .map(|&i| self.segs[i].end - self.segs[i].dirty_from)
-            .sum();
+        let dirty_blocks: u64 = dirty.iter().map(|&i| self.segs[i].end - self.segs[i].dirty_from).sum();
         let collision = self.queue.iter().any(|q| {
             q.arrival <= t
                 && dirty.iter().any(|&i| {
                     let s = &self.segs[i];
-                    q.lbn < s.end
-                        && q.lbn + q.n > s.dirty_from
-                        && !(q.op == Op::Read && c.read_hits_on_write_data)
+                    q.lbn < s.end && q.lbn + q.n > s.dirty_from && !(q.op == Op::Read && c.read_hits_on_write_data)
                 })
         });
-        let ready_cmds: Vec<usize> = (0..self.queue.len())
-            .filter(|&i| self.queue[i].arrival <= t)
-            .collect();
+        ready_cmds.extend((0..self.queue.len()).filter(|&i| self.queue[i].arrival <= t));
         let destage_first = !dirty.is_empty()
             && (ready_cmds.is_empty()
                 || !self.flushes.is_empty()
                 || !self.stalled.is_empty()
                 || collision
                 || dirty_blocks as f64 > c.destage_high_water * cap as f64);
-        if destage_first {
-            let s = self.pick_destage(&dirty, h);
-            let free = self.stop_stream(t);
-            self.destage(s, t, free);
-            return;
-        }
-        if ready_cmds.is_empty() {
-            return;
-        }
-        let qi = self.pick_command(&ready_cmds, h);
+        let choice = if destage_first {
+            Err(self.pick_destage(&dirty, h))
+        } else if ready_cmds.is_empty() {
+            Ok(None)
+        } else {
+            Ok(Some(self.pick_command(&ready_cmds, h)))
+        };
+        self.scratch_dirty = dirty;
+        self.scratch_ready = ready_cmds;
+        let qi = match choice {
+            Err(s) => {
+                let free = self.stop_stream(t);
+                self.destage(s, t, free);
+                return;
+            }
+            Ok(None) => return,
+            Ok(Some(qi)) => qi,
+        };
         let q = self.queue.swap_remove(qi);
         // Re-check the buffer: the data may have arrived meanwhile.
         if q.op == Op::Read && self.try_read_hit(t, &q) {
@@ -992,25 +896,27 @@ impl Hdd {
 
     /// Positioning estimate (seek + rotational latency) from the current heads to `lbn`.
     fn positioning(&self, h: Heads, lbn: u64, write: bool, t: u64) -> u64 {
+        self.positioning_to(h, self.target_of(lbn), write, t)
+    }
+
+    /// (cylinder, head, angle) of an LBN's sector.
+    fn target_of(&self, lbn: u64) -> (u32, u32, u64) {
         let tr = self.m.layout.track_of(lbn);
-        let land = t + self.m.seek_ns((h.cyl, h.head), (tr.cyl, tr.head), write);
         let s = self.m.layout.sector_of(&tr, lbn);
-        let ang = Spindle::boundary((s + tr.rot_offset) as u64 % tr.spt as u64, tr.spt);
+        (tr.cyl, tr.head, Spindle::boundary((s + tr.rot_offset) as u64 % tr.spt as u64, tr.spt))
+    }
+
+    fn positioning_to(&self, h: Heads, (cyl, head, ang): (u32, u32, u64), write: bool, t: u64) -> u64 {
+        let land = t + self.m.seek_ns((h.cyl, h.head), (cyl, head), write);
         self.m.spin.reach(land, ang) - t
     }
 
     fn pick_command(&self, ready: &[usize], h: Heads) -> usize {
         let t = h.free;
         match self.p.queue_policy {
-            QueuePolicy::Fcfs => *ready
-                .iter()
-                .min_by_key(|&&i| (self.queue[i].arrival, i))
-                .unwrap(),
+            QueuePolicy::Fcfs => *ready.iter().min_by_key(|&&i| (self.queue[i].arrival, i)).unwrap(),
             QueuePolicy::Sptf { aging_ns } => {
-                let oldest = *ready
-                    .iter()
-                    .min_by_key(|&&i| (self.queue[i].arrival, i))
-                    .unwrap();
+                let oldest = *ready.iter().min_by_key(|&&i| (self.queue[i].arrival, i)).unwrap();
                 if t.saturating_sub(self.queue[oldest].arrival) >= aging_ns {
                     return oldest;
                 }
@@ -1019,11 +925,7 @@ impl Hdd {
                     .min_by_key(|&&i| {
                         let q = &self.queue[i];
                         let start = t.max(q.arrival + self.p.overheads.read(false, q.after_read));
-                        (
-                            start - t + self.positioning(h, q.lbn, q.op == Op::Write, start),
-                            q.arrival,
-                            i,
-                        )
+                        (start - t + self.positioning_to(h, q.target, q.op == Op::Write, start), q.arrival, i)
                     })
                     .unwrap()
             }
@@ -1033,19 +935,10 @@ impl Hdd {
     fn pick_destage(&self, dirty: &[usize], h: Heads) -> usize {
         let t = h.free;
         match self.p.queue_policy {
-            QueuePolicy::Fcfs => *dirty
-                .iter()
-                .min_by_key(|&&i| (self.segs[i].dirty_since, i))
-                .unwrap(),
+            QueuePolicy::Fcfs => *dirty.iter().min_by_key(|&&i| (self.segs[i].dirty_since, i)).unwrap(),
             QueuePolicy::Sptf { .. } => *dirty
                 .iter()
-                .min_by_key(|&&i| {
-                    (
-                        self.positioning(h, self.segs[i].dirty_from, true, t),
-                        self.segs[i].dirty_since,
-                        i,
-                    )
-                })
+                .min_by_key(|&&i| (self.positioning(h, self.segs[i].dirty_from, true, t), self.segs[i].dirty_since, i))
                 .unwrap(),
         }
     }
@@ -1067,14 +960,7 @@ impl Hdd {
 
     /// Write `[a, b)` to the media leaving at `t_seek`; returns when the last sector is
     /// written. Moves the heads.
-    fn write_blocks(
-        &mut self,
-        a: u64,
-        b: u64,
-        t_seek: u64,
-        min_seek: bool,
-        avail: impl Fn(u64) -> u64,
-    ) -> u64 {
+    fn write_blocks(&mut self, a: u64, b: u64, t_seek: u64, min_seek: bool, avail: impl Fn(u64) -> u64) -> u64 {
         let immed = self.p.cache.immediate_write;
         let mut l = a;
         let mut h = self.heads;
@@ -1090,11 +976,7 @@ impl Hdd {
             let e = b.min(tr.end);
             let v = self.m.write_visit(tr, l, e, t + seek, immed, &avail);
             t = v.t_end;
-            h = Heads {
-                cyl: tr.cyl,
-                head: tr.head,
-                free: t,
-            };
+            h = Heads { cyl: tr.cyl, head: tr.head, free: t };
             l = e;
         }
         self.heads = h;
@@ -1117,14 +999,12 @@ impl Hdd {
         }
         let p = self.p.clone();
         let (o, c, bus) = (&p.overheads, &p.cache, &p.bus);
-        let t0 = q.arrival;
+        // A queued command's data phase starts when the drive takes it.
+        let t0 = q.arrival.max(t);
         let end_req = q.lbn + q.n;
         let limit = self.read_ahead_limit(s, q.lbn, q.n);
         self.touch(s);
-        let mut x = Xfer::connected_at(
-            bus.read_block_ns,
-            t0 + o.read(true, q.after_read) + o.data_prep,
-        );
+        let mut x = Xfer::connected_at(bus.read_block_ns, t0 + o.read(true, q.after_read) + o.data_prep);
         if !bus.hold_read && !bus.never_disconnect {
             x = x.release_when_starved(o.disconnect_read(true), o.reselect_first + o.data_prep);
         }
@@ -1161,9 +1041,6 @@ impl Hdd {
             let v = &st.visit;
             let spt = v.track.spt;
             let per = self.m.spin.sectors_ns(1, spt);
-            if std::env::var("DBG").is_ok() {
-                eprintln!("visit {:?}", v);
-            }
             for r in v.runs() {
                 feed_run(x, r, from, end, per, &self.m.spin, spt);
             }
@@ -1191,8 +1068,17 @@ impl Hdd {
                 .map(|i| (i, Hit::Miss))
         });
         let Some((s, hit)) = sel else {
-            // Every segment is dirty: wait for a destage.
+            // Every segment is dirty: destage one first, the read waits.
             self.queue.push(q);
+            let dirty: Vec<usize> = (0..self.segs.len())
+                .filter(|&i| self.segs[i].state == SegState::Dirty && self.segs[i].destaging_until.is_none())
+                .collect();
+            if let Some(&d) = dirty.first() {
+                self.destage(d, t, free);
+            } else {
+                // All dirty segments are being destaged: the heads are busy anyway.
+                self.heads.free = self.heads.free.max(free).max(self.next_destage_end().map_or(free, |(u, _)| u));
+            }
             return;
         };
         self.touch(s);
@@ -1215,25 +1101,13 @@ impl Hdd {
         }
         .min(q.n)
         .max(1);
-        let hit_now =
-            matches!(hit, Hit::Partial(_)) && (c.immed_transfer_partial_hit || cached >= water);
+        let hit_now = matches!(hit, Hit::Partial(_)) && (c.immed_transfer_partial_hit || cached >= water);
         let mut x = if bus.never_disconnect {
-            let ovh = if hit_now {
-                o.read(true, q.after_read)
-            } else {
-                o.read(false, q.after_read)
-            };
-            Xfer::new(
-                bus.read_block_ns,
-                if hit_now { 1 } else { water },
-                t0 + ovh + o.data_prep,
-                0,
-            )
+            let ovh = if hit_now { o.read(true, q.after_read) } else { o.read(false, q.after_read) };
+            Xfer::new(bus.read_block_ns, if hit_now { 1 } else { water }, t0 + ovh + o.data_prep, 0)
         } else if hit_now {
-            Xfer::connected_at(
-                bus.read_block_ns,
-                t0 + o.read(true, q.after_read) + o.data_prep,
-            )
+            // A queued command's data phase starts when the drive takes it.
+            Xfer::connected_at(bus.read_block_ns, t0.max(t) + o.read(true, q.after_read) + o.data_prep)
         } else {
             Xfer::new(
                 bus.read_block_ns,
@@ -1264,10 +1138,8 @@ impl Hdd {
             }
         }
         // If the last visit already reached the limit the stream ends with it.
-        if let Some(st) = self.stream.as_ref() {
-            if st.visit.b >= st.limit {
-                self.stream.as_mut().unwrap().last = true;
-            }
+        if let Some(st) = self.stream.as_mut().filter(|st| st.visit.b >= st.limit) {
+            st.last = true;
         }
     }
 
@@ -1291,38 +1163,23 @@ impl Hdd {
             sg.end = q.lbn + q.n;
             sg.last_read = false;
             // Written data stays readable when the cache keeps write data.
-            sg.state = if p.cache.enabled && p.cache.read_hits_on_write_data {
-                SegState::Clean
-            } else {
-                SegState::Empty
-            };
+            sg.state =
+                if p.cache.enabled && p.cache.read_hits_on_write_data { SegState::Clean } else { SegState::Empty };
         } else {
             self.invalidate_clean(q.lbn, q.n, usize::MAX);
         }
         let ovh = o.write(false, q.after_read);
         // DiskSim's extra write disconnect: a write that does not continue the previous
         // write (served through the same, most recently used segment).
-        let extra = o
-            .extra_write_disconnect
-            .as_ref()
-            .filter(|_| !bus.never_disconnect && extra_cond);
+        let extra = o.extra_write_disconnect.as_ref().filter(|_| !bus.never_disconnect && extra_cond);
         let (xfer_at, seek_ready, reselect_done, disc2) = match extra {
             Some(e) => (
-                t0 + e.command
-                    + e.disconnect1
-                    + e.inter_disconnect
-                    + o.reselect_first
-                    + o.data_prep,
+                t0 + e.command + e.disconnect1 + e.inter_disconnect + o.reselect_first + o.data_prep,
                 t0 + e.command + e.seek_delta,
                 o.reselect_other,
                 e.disconnect2,
             ),
-            None => (
-                t0 + ovh + o.data_prep,
-                t0 + ovh,
-                o.reselect_first,
-                o.disconnect_write,
-            ),
+            None => (t0 + ovh + o.data_prep, t0 + ovh, o.reselect_first, o.disconnect_write),
         };
         let wb = bus.write_block_ns;
         let xs = xfer_at.max(self.bus_free);
@@ -1331,11 +1188,7 @@ impl Hdd {
         // With extra write disconnects DiskSim also holds the media back until the first
         // min(n, 10) blocks (15 for writes of 45 blocks or more) are in the buffer
         // (`disk_buffer_block_available`).
-        let first_batch = if o.extra_write_disconnect.is_some() {
-            if q.n < 45 { q.n.min(10) } else { 15 }
-        } else {
-            1
-        };
+        let first_batch = if o.extra_write_disconnect.is_some() { if q.n < 45 { q.n.min(10) } else { 15 } } else { 1 };
         let batch_ready = xs + first_batch * wb;
         let avail = move |l: u64| (xs + (l - base + 1) * wb).max(batch_ready);
         let media_end = self.write_blocks(q.lbn, q.lbn + q.n, seek_ready.max(free), true, avail);
@@ -1388,7 +1241,7 @@ impl Device for Hdd {
     }
 
     fn capacity_sectors(&self) -> u64 {
-        self.m.layout.capacity()
+        self.p.capacity_sectors()
     }
 
     fn submit(&mut self, now: Instant, cmd: DiskCommand) {
@@ -1401,10 +1254,8 @@ impl Device for Hdd {
     fn poll_timeout(&self) -> Option<Instant> {
         let c = self.done.peek().map(|Reverse((t, _, _))| *t);
         let mut d = self.next_decision();
-        if !self.stalled.is_empty() || !self.flushes.is_empty() {
-            if let Some((u, _)) = self.next_destage_end() {
-                d = Some(d.map_or(u, |d| d.min(u)));
-            }
+        if let Some((u, _)) = self.next_destage_end().filter(|_| !self.stalled.is_empty() || !self.flushes.is_empty()) {
+            d = Some(d.map_or(u, |d| d.min(u)));
         }
         match (c, d) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -1420,10 +1271,7 @@ impl Device for Hdd {
             Some(Reverse((at, _, _))) if *at <= t => {
                 let Reverse((at, _, id)) = self.done.pop().unwrap();
                 self.outstanding -= 1;
-                Some(DiskCompletion {
-                    id,
-                    at: Instant::from_nanos(at),
-                })
+                Some(DiskCompletion { id, at: Instant::from_nanos(at) })
             }
             _ => None,
         }

@@ -58,11 +58,7 @@ impl Overheads {
         }
     }
     pub fn disconnect_read(&self, after_read: bool) -> u64 {
-        if after_read {
-            self.disconnect_read_after_read
-        } else {
-            self.disconnect_read_after_write
-        }
+        if after_read { self.disconnect_read_after_read } else { self.disconnect_read_after_write }
     }
     /// Every overhead the same value (the "simple" datasheet model: one controller
     /// overhead per command).
@@ -222,6 +218,9 @@ pub struct HddParams {
     /// "Add. write settling delay" (may be negative in DiskSim models; a write seek is
     /// never shorter than zero).
     pub write_settle_ns: i64,
+    /// Charge the write settle on a head switch without arm movement too (DiskSim does;
+    /// the built-in profiles do not, so that sequential writes keep the track skew).
+    pub write_settle_on_head_switch: bool,
     /// "Minimum seek delay": a write's first seek lasts at least this long.
     pub min_seek_delay_ns: u64,
     pub overheads: Overheads,
@@ -230,10 +229,14 @@ pub struct HddParams {
     /// "Max queue length" (1 = no tagged queueing).
     pub queue_depth: u32,
     pub queue_policy: QueuePolicy,
+    /// Addressable size when smaller than the layout's (DiskSim "Block count").
+    pub capacity_limit: Option<u64>,
 }
 
 impl HddParams {
+    /// Addressable sectors: the layout's, or less when the model says so (DiskSim's
+    /// "Block count" may be below what the zones hold).
     pub fn capacity_sectors(&self) -> u64 {
-        self.layout.capacity()
+        self.capacity_limit.map_or(self.layout.capacity(), |c| c.min(self.layout.capacity()))
     }
 }

@@ -12,31 +12,11 @@ pub enum SeekCurve {
     Table(Vec<(u32, u64)>),
     /// DiskSim `hpl` (Ruemmler–Wilkes): `v6` for one cylinder (unless `None`),
     /// `v2 + v3·√d` below `v1` cylinders, `v4 + v5·d` from `v1` on. Times in ns.
-    Hpl {
-        v1: u32,
-        v2: f64,
-        v3: f64,
-        v4: f64,
-        v5: f64,
-        v6: Option<f64>,
-    },
+    Hpl { v1: u32, v2: f64, v3: f64, v4: f64, v5: f64, v6: Option<f64> },
     /// DiskSim `hplplus10`: the HPL curve with the first ten seek times given explicitly.
-    HplPlus10 {
-        first10: [u64; 10],
-        v1: u32,
-        v2: f64,
-        v3: f64,
-        v4: f64,
-        v5: f64,
-    },
+    HplPlus10 { first10: [u64; 10], v1: u32, v2: f64, v3: f64, v4: f64, v5: f64 },
     /// `A + B·√d` up to the knee `x0`, `C + D·d` beyond (C¹-continuous; ns).
-    SqrtLinear {
-        a: f64,
-        b: f64,
-        c: f64,
-        d: f64,
-        x0: f64,
-    },
+    SqrtLinear { a: f64, b: f64, c: f64, d: f64, x0: f64 },
     /// A constant seek time for any nonzero distance.
     Constant(u64),
 }
@@ -49,29 +29,13 @@ impl SeekCurve {
         }
         match self {
             SeekCurve::Table(t) => table_lookup(t, d),
-            SeekCurve::Hpl {
-                v1,
-                v2,
-                v3,
-                v4,
-                v5,
-                v6,
-            } => {
-                if d == 1 {
-                    if let Some(one) = v6 {
-                        return one.max(0.0).round() as u64;
-                    }
+            SeekCurve::Hpl { v1, v2, v3, v4, v5, v6 } => {
+                if let (1, Some(one)) = (d, v6) {
+                    return one.max(0.0).round() as u64;
                 }
                 hpl(d, *v1, *v2, *v3, *v4, *v5)
             }
-            SeekCurve::HplPlus10 {
-                first10,
-                v1,
-                v2,
-                v3,
-                v4,
-                v5,
-            } => {
+            SeekCurve::HplPlus10 { first10, v1, v2, v3, v4, v5 } => {
                 if d <= 10 {
                     first10[(d - 1) as usize]
                 } else {
@@ -80,11 +44,7 @@ impl SeekCurve {
             }
             SeekCurve::SqrtLinear { a, b, c, d: dd, x0 } => {
                 let x = d as f64;
-                let t = if x <= *x0 {
-                    a + b * x.sqrt()
-                } else {
-                    c + dd * x
-                };
+                let t = if x <= *x0 { a + b * x.sqrt() } else { c + dd * x };
                 t.max(0.0).round() as u64
             }
             SeekCurve::Constant(t) => *t,
@@ -134,11 +94,7 @@ impl SeekCurve {
 
 fn hpl(d: u32, v1: u32, v2: f64, v3: f64, v4: f64, v5: f64) -> u64 {
     let x = d as f64;
-    let t = if d < v1 {
-        v2 + v3 * x.sqrt()
-    } else {
-        v4 + v5 * x
-    };
+    let t = if d < v1 { v2 + v3 * x.sqrt() } else { v4 + v5 * x };
     t.max(0.0).round() as u64
 }
 
@@ -193,9 +149,7 @@ mod tests {
     fn fit_matches_disk_md_drive_a() {
         // disk.md §4.1(c) Drive A: (2.0, 8.9, 21.0) ms, N = 29,800: x0 ≈ 1513.
         let c = SeekCurve::fit_sqrt_linear(2.0e6, 8.9e6, 21.0e6, 29_800).unwrap();
-        let SeekCurve::SqrtLinear { x0, .. } = c else {
-            unreachable!()
-        };
+        let SeekCurve::SqrtLinear { x0, .. } = c else { unreachable!() };
         assert!((x0 - 1513.0).abs() < 40.0, "knee {x0}");
         assert!((c.time_ns(1) as f64 - 2.0e6).abs() < 1e3);
         assert!((c.time_ns(29_799) as f64 - 21.0e6).abs() < 2e4);
@@ -209,14 +163,7 @@ mod tests {
         for (i, v) in f.iter_mut().enumerate() {
             *v = (i as u64 + 1) * 100;
         }
-        let c = SeekCurve::HplPlus10 {
-            first10: f,
-            v1: 300,
-            v2: 3.81e6,
-            v3: 0.33e6,
-            v4: 7.75e6,
-            v5: 0.0059e6,
-        };
+        let c = SeekCurve::HplPlus10 { first10: f, v1: 300, v2: 3.81e6, v3: 0.33e6, v4: 7.75e6, v5: 0.0059e6 };
         assert_eq!(c.time_ns(10), 1000);
         assert_eq!(c.time_ns(100), (3.81e6 + 0.33e6 * 10.0) as u64);
         assert_eq!(c.time_ns(1000), (7.75e6 + 5.9e6) as u64);

@@ -20,10 +20,7 @@ pub struct Spindle {
 impl Spindle {
     pub fn new(rpm: u32, phase: u64) -> Spindle {
         assert!(rpm > 0);
-        Spindle {
-            rpm: rpm as u64,
-            phase: phase % REV,
-        }
+        Spindle { rpm: rpm as u64, phase: phase % REV }
     }
 
     pub fn rpm(&self) -> u64 {
@@ -106,9 +103,11 @@ mod tests {
         let s = Spindle::new(10_000, 0);
         // 10k rpm: 6 ms per revolution; a quarter turn takes 1.5 ms.
         assert_eq!(s.reach(0, REV / 4), 1_500_000);
-        let (k, t) = s.next_boundary(1, 100);
+        let (k, t) = s.next_boundary(5, 100);
         assert_eq!(k, 1);
         assert_eq!(t, 60_000);
+        // Within a nanosecond past a boundary counts as on it.
+        assert_eq!(s.next_boundary(1, 100), (0, 1));
         let (k, t) = s.next_boundary(5_999_999, 100);
         assert_eq!((k, t), (0, 6_000_000));
         assert_eq!(s.sectors_ns(100, 100), 6_000_000);

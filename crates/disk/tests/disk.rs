@@ -1,0 +1,485 @@
+//! Integration tests of iosched-disk: datasheet figures of the built-in profiles, the
+//! DiskSim validation bound, profile errors, determinism and the device contract.
+
+use std::sync::Arc;
+
+use iosched_core::{Instant, Op};
+use iosched_disk::disksim;
+use iosched_disk::hdd::{Hdd, HddParams, Prefetch};
+use iosched_disk::info::{SplitMix, closed_loop, random_4k, sequential_rate};
+use iosched_disk::profile::parse_profile;
+use iosched_disk::{Device, DiskCommand, Profile, ProfileKind, load_profile};
+
+fn hdd_params(p: &Profile) -> Arc<HddParams> {
+    match &p.kind {
+        ProfileKind::Hdd(h) => h.clone(),
+        _ => panic!("not a rotating drive"),
+    }
+}
+
+fn within(x: f64, target: f64, tol: f64) -> bool {
+    (x - target).abs() <= tol * target
+}
+
+// ---- ide-2003 against its calibration -----------------------------------------------------
+
+#[test]
+fn ide_2003_sustains_26_mib_s_in_the_outer_zones() {
+    let p = load_profile("ide-2003").unwrap();
+    let outer = sequential_rate(&p, Op::Read, 0, 256, 256, 16) / 1048576.0;
+    assert!(within(outer, 26.0, 0.03), "outer sequential read {outer:.2} MiB/s");
+    let cap = p.capacity_sectors();
+    let inner = sequential_rate(&p, Op::Read, cap - 300 * 256, 256, 256, 16) / 1048576.0;
+    assert!(within(inner, 15.6, 0.05), "inner sequential read {inner:.2} MiB/s");
+}
+
+#[test]
+fn ide_2003_seek_curve_matches_the_datasheet() {
+    let p = load_profile("ide-2003").unwrap();
+    let h = hdd_params(&p);
+    let n = h.layout.cylinders();
+    let avg = iosched_disk::hdd::seek::weighted_average_ns(&h.seek, n) / 1e6;
+    assert!((avg - 8.9).abs() < 0.02, "average seek {avg}");
+    assert!((h.seek.time_ns(1) as f64 / 1e6 - 2.0).abs() < 0.01);
+    assert!((h.seek.time_ns(n - 1) as f64 / 1e6 - 21.0).abs() < 0.05);
+}
+
+#[test]
+fn ide_2003_random_reads_near_the_monte_carlo_target() {
+    // disk.md §3.2: 74.8 IOPS for Drive A mechanics at QD 1.
+    let p = load_profile("ide-2003").unwrap();
+    let (iops, mean) = random_4k(&p, Op::Read, 1, 2000);
+    assert!(within(iops, 75.0, 0.05), "{iops:.1} IOPS, {mean:.2} ms");
+}
+
+#[test]
+fn rotational_latency_is_half_a_revolution_on_random_reads() {
+    // Reads of single random sectors of one cylinder, issued at random times: no seek, no
+    // cache; what is left over the overhead and the transfer is rotational latency.
+    let p = load_profile("ide-2003").unwrap();
+    let mut params = (*hdd_params(&p)).clone();
+    params.cache.prefetch = Prefetch::None;
+    params.cache.enabled = false;
+    let params = Arc::new(params);
+    let tr = params.layout.track_of(0);
+    let mut d = Hdd::new(params.clone(), 7);
+    let mut rng = SplitMix(3);
+    let mut t = 0u64;
+    let mut sum = 0.0;
+    let n = 4000;
+    let per_sector = 60e9 / 7200.0 / tr.spt as f64;
+    for i in 0..n {
+        let lbn = tr.first + rng.below(tr.end - tr.first);
+        d.submit(Instant::from_nanos(t), DiskCommand { id: i, op: Op::Read, sector: lbn, len_sectors: 1 });
+        let c = loop {
+            let w = d.poll_timeout().unwrap();
+            if let Some(c) = d.poll_completion(w) {
+                break c;
+            }
+        };
+        let svc = (c.at.as_nanos() - t) as f64;
+        let o = &params.overheads;
+        sum += svc - o.read_miss_after_read as f64 - per_sector - params.bus.read_block_ns as f64;
+        t = c.at.as_nanos() + 1_000_000 + rng.below(10_000_000);
+    }
+    let lat_ms = sum / n as f64 / 1e6;
+    let half = 60e3 / 7200.0 / 2.0;
+    assert!((lat_ms - half).abs() < 0.15, "mean rotational latency {lat_ms:.3} ms, half a revolution {half:.3} ms");
+}
+
+#[test]
+fn ide_2003_fast_is_drive_a() {
+    let p = load_profile("ide-2003-fast").unwrap();
+    let outer = sequential_rate(&p, Op::Read, 0, 256, 256, 16) / 1e6;
+    assert!(within(outer, 42.2, 0.03), "outer {outer:.1} MB/s (disk.md: 42.2)");
+    let (iops, _) = random_4k(&p, Op::Read, 1, 2000);
+    assert!(within(iops, 74.8, 0.05), "{iops:.1} IOPS (disk.md: 74.8)");
+    assert!(within(p.capacity_sectors() as f64, 78_165_360.0, 0.001));
+}
+
+#[test]
+fn ncq_sptf_gains_over_fcfs_like_the_monte_carlo() {
+    // disk.md §3.3: SPTF at QD 32 gives ~2.4x the QD 1 throughput on 7200 rpm drives.
+    let p = load_profile("sata-2004-ncq").unwrap();
+    let (q1, _) = random_4k(&p, Op::Read, 1, 1500);
+    let (q32, _) = random_4k(&p, Op::Read, 32, 4000);
+    let r = q32 / q1;
+    assert!((2.1..=2.8).contains(&r), "QD32/QD1 = {r:.2} ({q32:.0}/{q1:.0})");
+}
+
+#[test]
+fn scsi_15k_near_the_monte_carlo_targets() {
+    // disk.md §3.4: 185 IOPS at QD 1, ~470 with SPTF at QD 32.
+    let p = load_profile("scsi-15k").unwrap();
+    let (q1, _) = random_4k(&p, Op::Read, 1, 2000);
+    assert!(within(q1, 185.0, 0.06), "QD1 {q1:.0}");
+    let (q32, _) = random_4k(&p, Op::Read, 32, 6000);
+    assert!(within(q32, 470.0, 0.1), "QD32 {q32:.0}");
+}
+
+#[test]
+fn sptf_aging_bounds_the_wait() {
+    // Random reads at full depth: nothing waits much longer than the aging bound.
+    let p = load_profile("sata-2004-ncq").unwrap();
+    let mut d = p.build(1);
+    let cap = p.capacity_sectors() / 8;
+    let mut rng = SplitMix(9);
+    let (_, lats) = closed_loop(&mut d, 32, 8000, |_| DiskCommand {
+        id: 0,
+        op: Op::Read,
+        sector: rng.below(cap) * 8,
+        len_sectors: 8,
+    });
+    let worst = *lats.iter().max().unwrap() as f64 / 1e9;
+    assert!(worst < 1.0 + 0.5, "worst latency {worst:.3} s with a 1 s aging bound");
+}
+
+// ---- SSDs: Little's law --------------------------------------------------------------------
+
+#[test]
+fn ssds_follow_littles_law_and_hit_their_targets() {
+    for (name, qd1_lo, qd1_hi) in [("sata-ssd", 8000.0, 10_500.0), ("nvme-ssd", 10_000.0, 13_000.0)] {
+        let p = load_profile(name).unwrap();
+        for qd in [1u32, 4, 16] {
+            let (iops, mean_ms) = random_4k(&p, Op::Read, qd, 20_000);
+            let little = qd as f64 / (mean_ms / 1e3);
+            assert!(within(iops, little, 0.05), "{name} QD{qd}: {iops:.0} IOPS vs QD/latency {little:.0}");
+            if qd == 1 {
+                assert!((qd1_lo..=qd1_hi).contains(&iops), "{name} QD1 {iops:.0}");
+            }
+        }
+    }
+    let nvme = load_profile("nvme-ssd").unwrap();
+    let (q16, _) = random_4k(&nvme, Op::Read, 16, 50_000);
+    assert!((150_000.0..=190_000.0).contains(&q16), "nvme QD16 {q16:.0} (target ~170k)");
+    let (q256, _) = random_4k(&nvme, Op::Read, 256, 200_000);
+    assert!(q256 >= 450_000.0, "nvme max {q256:.0} (target >= 450k)");
+    let sata = load_profile("sata-ssd").unwrap();
+    let (w1, _) = random_4k(&sata, Op::Write, 1, 20_000);
+    assert!((23_000.0..=32_000.0).contains(&w1), "sata QD1 write {w1:.0}");
+    let (q32, _) = random_4k(&sata, Op::Read, 32, 50_000);
+    assert!((65_000.0..=100_000.0).contains(&q32), "sata QD32 {q32:.0}");
+}
+
+#[test]
+fn null_device_has_fixed_latency() {
+    let p = load_profile("null").unwrap();
+    let (iops, mean) = random_4k(&p, Op::Read, 8, 1000);
+    assert!((mean - 0.1).abs() < 1e-9);
+    assert!(within(iops, 80_000.0, 0.01));
+}
+
+// ---- DiskSim validation ----------------------------------------------------------------------
+
+#[test]
+fn disksim_validation_within_bounds_on_every_drive() {
+    let mut failures = Vec::new();
+    for d in disksim::validation_drives() {
+        let r = disksim::validate(d).unwrap_or_else(|e| panic!("{d}: {e}"));
+        eprintln!(
+            "{:<11} measured {:>7.3} ms  ours {:>7.3} ms  demerit {:.3} ms ({:.2} %)  DiskSim {:.3} ms",
+            r.drive, r.measured_mean_ms, r.sim_mean_ms, r.demerit_ms, r.demerit_pct, r.disksim_demerit_ms
+        );
+        if !(r.demerit_ms <= 1.5 * r.disksim_demerit_ms && r.demerit_pct <= 10.0) {
+            failures.push(r.drive.clone());
+        }
+    }
+    assert!(failures.is_empty(), "outside 1.5x DiskSim or 10 %: {failures:?}");
+}
+
+#[test]
+fn demerit_of_identical_samples_is_zero() {
+    let a = [1.0, 2.0, 3.0, 4.0];
+    assert_eq!(disksim::validate::demerit(&a, &a), 0.0);
+    let b = [2.0, 3.0, 4.0, 5.0];
+    assert!((disksim::validate::demerit(&a, &b) - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn disksim_errors_name_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("iosched-disk-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = disksim::validation_dir();
+    for f in ["atlas10k.parv", "atlas10k.diskspecs", "atlas10k.seek"] {
+        std::fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let model = std::fs::read_to_string(src.join("atlas10k.model")).unwrap();
+    let broken = model.replacen("Rotation speed (in rpms) = 10025", "Rotation speed (in rpms) = fast", 1);
+    std::fs::write(dir.join("atlas10k.model"), broken).unwrap();
+    let e = disksim::load_parv(&dir.join("atlas10k.parv")).unwrap_err().to_string();
+    let line = model.lines().position(|l| l.contains("Rotation speed")).unwrap() + 1;
+    assert!(e.contains(&format!("atlas10k.model:{line}: field `Rotation speed (in rpms)`: expected a number")), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+// ---- profile errors ----------------------------------------------------------------------------
+
+fn profile_err(src: &str) -> String {
+    parse_profile(src, "profiles/foo.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn profile_errors_name_file_line_field_and_expectation() {
+    let base = load_profile("ide-2003").unwrap();
+    assert_eq!(base.name, "ide-2003");
+    let good = iosched_disk::profile::builtin_source("ide-2003").unwrap();
+    let line_of = |s: &str, key: &str| s.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+
+    let bad = good.replace("rpm = 7200", "rpm = -5");
+    assert_eq!(
+        profile_err(&bad),
+        format!("profiles/foo.toml:{}: field `rpm`: expected an integer in 1..=30000, got -5", line_of(&bad, "rpm"))
+    );
+    let bad = good.replace("average_seek = \"8.9ms\"", "average_seek = \"8.9\"");
+    let e = profile_err(&bad);
+    assert!(
+        e.starts_with(&format!(
+            "profiles/foo.toml:{}: field `average_seek`: expected a duration",
+            line_of(&bad, "average_seek")
+        )),
+        "{e}"
+    );
+    let bad = good.replace("queue_depth = 1", "queue_depth = 0");
+    assert!(profile_err(&bad).contains("field `queue_depth`: expected an integer in 1..=256, got 0"));
+    let bad = good.replace("surfaces = 4", "surfaces = 4\nplatters = 2");
+    let e = profile_err(&bad);
+    assert!(
+        e.starts_with(&format!("profiles/foo.toml:{}:", line_of(&bad, "platters")))
+            && e.contains("unknown field `platters`"),
+        "{e}"
+    );
+    let bad = good.replace("read_ahead = \"segment\"", "read_ahead = \"lots\"");
+    assert!(profile_err(&bad).contains("field `read_ahead`: expected one of \"none\", \"track\", \"cylinder\", \"segment\", \"one-track\", got \"lots\""));
+    let bad = good.replace("destage_high_water = 0.75", "destage_high_water = 1.5");
+    assert!(profile_err(&bad).contains("field `destage_high_water`: expected a number in 0..=1, got 1.5"));
+    let bad = good.replace("average_seek = \"8.9ms\"", "average_seek = \"30ms\"");
+    assert!(
+        profile_err(&bad)
+            .contains("field `average_seek`: expected track_to_track_seek < average_seek < full_stroke_seek")
+    );
+    let bad = good.replace("rpm = 7200\n", "");
+    assert!(profile_err(&bad).contains("field `rpm`: missing in [disk]"), "{}", profile_err(&bad));
+    let e = load_profile("no-such-profile").unwrap_err().to_string();
+    assert!(e.contains("not a built-in profile"), "{e}");
+}
+
+#[test]
+fn a_profile_file_works_like_a_builtin() {
+    let dir = std::env::temp_dir().join(format!("iosched-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("mine.toml");
+    std::fs::write(&path, iosched_disk::profile::builtin_source("scsi-15k").unwrap()).unwrap();
+    let p = load_profile(path.to_str().unwrap()).unwrap();
+    assert_eq!(p.name, "scsi-15k");
+    assert_eq!(p.queue_depth(), 64);
+    std::fs::remove_dir_all(&dir).ok();
+    // A DiskSim model loads as a profile too.
+    let parv = disksim::validation_dir().join("ibm18es.parv");
+    let p = load_profile(parv.to_str().unwrap()).unwrap();
+    assert_eq!(p.capacity_sectors(), 17_916_240);
+}
+
+// ---- determinism and the device contract ----------------------------------------------------
+
+fn run_mixed(p: &Profile, seed: u64, qd: u32) -> Vec<(u64, u64)> {
+    let mut d = p.build(seed);
+    let cap = p.capacity_sectors() / 8;
+    let mut rng = SplitMix(5);
+    let mut out = Vec::new();
+    let mut next_id = 0u64;
+    let mut now = 0u64;
+    let mut outstanding = 0u32;
+    let total = 3000;
+    let mut last_timeout = 0u64;
+    while out.len() < total {
+        while outstanding < qd && next_id < total as u64 {
+            let op = match rng.below(10) {
+                0..=5 => Op::Read,
+                6..=8 => Op::Write,
+                _ => {
+                    if rng.below(4) == 0 {
+                        Op::Flush
+                    } else {
+                        Op::Read
+                    }
+                }
+            };
+            let seq = rng.below(3) == 0;
+            let sector = if seq { (next_id * 64) % (cap * 8 - 64) } else { rng.below(cap) * 8 };
+            let len = if op == Op::Flush { 0 } else { 8 * (1 + rng.below(16) as u32) };
+            let sector = sector.min(cap * 8 - len as u64);
+            d.submit(Instant::from_nanos(now), DiskCommand { id: next_id, op, sector, len_sectors: len });
+            next_id += 1;
+            outstanding += 1;
+            now += rng.below(2_000_000);
+        }
+        let t = d.poll_timeout().expect("commands outstanding").as_nanos();
+        assert!(t >= last_timeout.min(now) || t >= now.saturating_sub(1), "poll_timeout went backwards");
+        last_timeout = t;
+        now = now.max(t);
+        while let Some(c) = d.poll_completion(Instant::from_nanos(now)) {
+            assert!(c.at.as_nanos() <= now);
+            out.push((c.id, c.at.as_nanos()));
+            outstanding -= 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn same_seed_same_completions() {
+    for name in ["ide-2003", "sata-2004-ncq", "scsi-15k", "sata-ssd", "null"] {
+        let p = load_profile(name).unwrap();
+        let qd = p.queue_depth().min(8);
+        let a = run_mixed(&p, 11, qd);
+        let b = run_mixed(&p, 11, qd);
+        assert_eq!(a, b, "{name}");
+        let mut ids: Vec<u64> = a.iter().map(|x| x.0).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), 3000, "{name}: every command completes exactly once");
+        if name.contains('-') && !name.contains("ssd") {
+            let c = run_mixed(&p, 12, qd);
+            assert_ne!(a, c, "{name}: the seed should move the spindle");
+        }
+    }
+}
+
+#[test]
+fn write_cache_completes_on_transfer_and_flush_waits_for_the_media() {
+    let p = load_profile("ide-2003").unwrap();
+    let mut d = p.build(1);
+    let w = DiskCommand { id: 1, op: Op::Write, sector: 1_000_000, len_sectors: 8 };
+    d.submit(Instant::ZERO, w);
+    let t1 = d.poll_timeout().unwrap();
+    let c = d.poll_completion(t1).unwrap();
+    assert!(c.at.as_nanos() < 200_000, "a cached write completes after overhead + transfer, got {}", c.at);
+    d.submit(c.at, DiskCommand { id: 2, op: Op::Flush, sector: 0, len_sectors: 0 });
+    let f = loop {
+        let t = d.poll_timeout().unwrap();
+        if let Some(c) = d.poll_completion(t) {
+            break c;
+        }
+    };
+    assert_eq!(f.id, 2);
+    assert!(f.at.as_nanos() > 2_000_000, "the flush waits for the write to reach the media, got {}", f.at);
+}
+
+#[test]
+fn read_ahead_turns_sequential_reads_into_hits_and_yields_to_new_commands() {
+    let p = load_profile("ide-2003").unwrap();
+    let mut d = p.build(1);
+    let mut now = 0u64;
+    let mut lat = Vec::new();
+    for i in 0..4u64 {
+        d.submit(
+            Instant::from_nanos(now),
+            DiskCommand { id: i, op: Op::Read, sector: 5_000_000 + i * 8, len_sectors: 8 },
+        );
+        let c = loop {
+            let t = d.poll_timeout().unwrap();
+            if let Some(c) = d.poll_completion(t) {
+                break c;
+            }
+        };
+        lat.push(c.at.as_nanos() - now);
+        now = c.at.as_nanos() + 3_000_000;
+    }
+    assert!(lat[0] > 2_000_000, "first read is a miss");
+    for l in &lat[1..] {
+        assert!(*l < 200_000, "following reads are buffer hits: {lat:?}");
+    }
+    // A far read right after a sequential miss does not wait for the read-ahead to finish.
+    let t0 = now;
+    d.submit(Instant::from_nanos(t0), DiskCommand { id: 9, op: Op::Read, sector: 40_000_000, len_sectors: 8 });
+    let c = loop {
+        let t = d.poll_timeout().unwrap();
+        if let Some(c) = d.poll_completion(t) {
+            break c;
+        }
+    };
+    assert!(c.at.as_nanos() - t0 < 35_000_000);
+}
+
+#[test]
+fn robust_under_mixed_loads_on_every_drive() {
+    // Overlapping, sequential and random, small and large, reads, writes, flushes and
+    // discards at every queue depth the drive accepts: every command completes once,
+    // never before it was submitted, and time moves forward.
+    let mut names: Vec<String> =
+        ["ide-2003", "ide-2003-fast", "sata-2004-ncq", "scsi-15k", "sata-ssd", "nvme-ssd", "null"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+    for d in ["atlas10k", "hp_c2247a", "dec_rz26", "ibm18es"] {
+        names.push(disksim::validation_dir().join(format!("{d}.parv")).to_string_lossy().into_owned());
+    }
+    for name in names {
+        let p = load_profile(&name).unwrap();
+        for seed in 0..3u64 {
+            let qd = p.queue_depth().min(16);
+            let mut d = p.build(seed);
+            let cap = p.capacity_sectors();
+            let mut rng = SplitMix(seed * 77 + 1);
+            let mut submitted = vec![0u64; 1500];
+            let mut done = vec![false; 1500];
+            let (mut next, mut outstanding, mut completed, mut now) = (0usize, 0u32, 0usize, 0u64);
+            let mut hot = rng.below(cap / 2);
+            while completed < 1500 {
+                while outstanding < qd && next < 1500 {
+                    let op = match rng.below(20) {
+                        0 => Op::Flush,
+                        1 => Op::Discard,
+                        2..=9 => Op::Write,
+                        _ => Op::Read,
+                    };
+                    let len = match rng.below(4) {
+                        0 => 1 + rng.below(8) as u32,
+                        1 => 8,
+                        2 => 8 * (1 + rng.below(32) as u32),
+                        _ => 8 * (1 + rng.below(256) as u32),
+                    };
+                    let len = if op == Op::Flush { 0 } else { len };
+                    let sector = match rng.below(3) {
+                        0 => {
+                            hot += len as u64;
+                            hot
+                        }
+                        1 => hot.saturating_sub(rng.below(512)),
+                        _ => rng.below(cap),
+                    }
+                    .min(cap - len.max(1) as u64);
+                    submitted[next] = now;
+                    d.submit(Instant::from_nanos(now), DiskCommand { id: next as u64, op, sector, len_sectors: len });
+                    next += 1;
+                    outstanding += 1;
+                    if rng.below(3) == 0 {
+                        now += rng.below(20_000_000);
+                    }
+                }
+                let t = d
+                    .poll_timeout()
+                    .unwrap_or_else(|| panic!("{name}: stuck with {outstanding} outstanding"))
+                    .as_nanos();
+                now = now.max(t);
+                while let Some(c) = d.poll_completion(Instant::from_nanos(now)) {
+                    let i = c.id as usize;
+                    assert!(!done[i], "{name}: {i} completed twice");
+                    assert!(c.at.as_nanos() >= submitted[i] && c.at.as_nanos() <= now, "{name}: bad completion time");
+                    done[i] = true;
+                    completed += 1;
+                    outstanding -= 1;
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_profile_format_example_in_the_docs_parses() {
+    let doc = include_str!("../../../docs/disk-profiles.md");
+    let start = doc.find("```toml\n").expect("an example") + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    let p = parse_profile(&doc[start..end], "docs/disk-profiles.md").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(p.name, "ide-2003");
+}
