@@ -67,46 +67,14 @@ const BATCH_REQUESTS: u32 = 32;
 
 /// The queue-level tunables, by sysfs name.
 pub const QUEUE_TUNABLES: &[Spec] = &[
-    Spec::count(
-        "nr_requests",
-        4,
-        1 << 20,
-        "request slots per direction (reads and writes separately)",
-    ),
-    Spec::kib(
-        "max_sectors_kb",
-        4,
-        32767,
-        "largest request the queue builds by merging",
-    ),
-    Spec::count(
-        "queue_depth",
-        1,
-        1024,
-        "requests the device holds at once (1 = IDE without TCQ)",
-    ),
-    Spec::boolean(
-        "plugging",
-        "plug an idle queue briefly so requests can gather and merge",
-    ),
-    Spec::count(
-        "unplug_thresh",
-        1,
-        1 << 20,
-        "queued requests that unplug a plugged queue",
-    ),
-    Spec::millis(
-        "unplug_delay",
-        1,
-        1000,
-        "time after which a plugged queue unplugs itself",
-    ),
-    Spec::count(
-        "hz",
-        100,
-        1000,
-        "kernel tick rate used for jiffy arithmetic (100, 250, 300 or 1000)",
-    ),
+    Spec::count("nr_requests", 4, 1 << 20, "request slots per direction (reads and writes separately)"),
+    Spec::kib("max_sectors_kb", 4, 32767, "largest request the queue builds by merging"),
+    Spec::count("max_sectors", 8, 65535, "the same in 512-byte sectors, as a driver sets it (2.5 IDE: 255)"),
+    Spec::count("queue_depth", 1, 1024, "requests the device holds at once (1 = IDE without TCQ)"),
+    Spec::boolean("plugging", "plug an idle queue briefly so requests can gather and merge"),
+    Spec::count("unplug_thresh", 1, 1 << 20, "queued requests that unplug a plugged queue"),
+    Spec::millis("unplug_delay", 1, 1000, "time after which a plugged queue unplugs itself"),
+    Spec::count("hz", 100, 1000, "kernel tick rate used for jiffy arithmetic (100, 250, 300 or 1000)"),
 ];
 
 impl QueueConfig {
@@ -114,6 +82,7 @@ impl QueueConfig {
         Some(match name {
             "nr_requests" => self.nr_requests as i64,
             "max_sectors_kb" => self.max_sectors as i64 / 2,
+            "max_sectors" => self.max_sectors as i64,
             "queue_depth" => self.depth as i64,
             "plugging" => self.plugging as i64,
             "unplug_thresh" => self.unplug_thresh as i64,
@@ -132,6 +101,7 @@ impl QueueConfig {
         match name {
             "nr_requests" => self.nr_requests = v as u32,
             "max_sectors_kb" => self.max_sectors = v as u32 * 2,
+            "max_sectors" => self.max_sectors = v as u32,
             "queue_depth" => self.depth = v as u32,
             "plugging" => self.plugging = v != 0,
             "unplug_thresh" => self.unplug_thresh = v as u32,
@@ -261,22 +231,14 @@ struct Slot {
 impl Slot {
     fn segments(&self) -> Segments<'_> {
         if self.merged.is_empty() {
-            Segments::One(Some(Segment {
-                id: self.rq.id,
-                sector: self.rq.sector,
-                len_sectors: self.rq.len_sectors,
-            }))
+            Segments::One(Some(Segment { id: self.rq.id, sector: self.rq.sector, len_sectors: self.rq.len_sectors }))
         } else {
             Segments::Many(self.merged.iter())
         }
     }
     fn take_segments(&mut self) -> Vec<Segment> {
         if self.merged.is_empty() {
-            vec![Segment {
-                id: self.rq.id,
-                sector: self.rq.sector,
-                len_sectors: self.rq.len_sectors,
-            }]
+            vec![Segment { id: self.rq.id, sector: self.rq.sector, len_sectors: self.rq.len_sectors }]
         } else {
             std::mem::take(&mut self.merged)
         }
@@ -410,10 +372,7 @@ impl Queue {
     }
     /// The submitted units of a request that `poll_dispatch` returned.
     pub fn segments(&self, id: ReqId) -> Segments<'_> {
-        self.slots
-            .get(&id)
-            .expect("segments of an unknown request")
-            .segments()
+        self.slots.get(&id).expect("segments of an unknown request").segments()
     }
 
     /// Keep a record of every input and dispatch (see [`crate::trace`]).
@@ -425,11 +384,7 @@ impl Queue {
     }
 
     fn tick(&mut self, now: Instant) {
-        assert!(
-            now >= self.last_now,
-            "time went backwards: {now} < {}",
-            self.last_now
-        );
+        assert!(now >= self.last_now, "time went backwards: {now} < {}", self.last_now);
         self.last_now = now;
     }
 
@@ -446,22 +401,13 @@ impl Queue {
     pub fn handle_arrival(&mut self, now: Instant, bio: Request) -> Admission {
         self.tick(now);
         self.rec(|| Record::Arrival { at: now, rq: bio });
-        assert!(
-            bio.len_sectors > 0 || bio.op == Op::Flush,
-            "empty request {}",
-            bio.id
-        );
-        assert!(
-            !self.slots.contains_key(&bio.id),
-            "duplicate request id {}",
-            bio.id
-        );
+        assert!(bio.len_sectors > 0 || bio.op == Op::Flush, "empty request {}", bio.id);
+        assert!(!self.slots.contains_key(&bio.id), "duplicate request id {}", bio.id);
         let barrier = bio.op == Op::Flush;
-        if !barrier && bio.op != Op::Discard && !self.queue_empty() {
-            if let Some(adm) = self.try_merge(now, &bio) {
+        if !barrier && bio.op != Op::Discard && !self.queue_empty()
+            && let Some(adm) = self.try_merge(now, &bio) {
                 return adm;
             }
-        }
         if !self.get_request(now, &bio) {
             let d = bio.dir().index();
             self.pool.waiters[d].push_back(bio);
@@ -482,13 +428,7 @@ impl Queue {
     /// Insert a freshly allocated request.
     fn insert_new(&mut self, now: Instant, rq: Request) {
         let barrier = rq.op == Op::Flush;
-        let mut slot = Slot {
-            rq,
-            state: State::Sorted,
-            sorted: !barrier,
-            nomerge: false,
-            merged: Vec::new(),
-        };
+        let mut slot = Slot { rq, state: State::Sorted, sorted: !barrier, nomerge: false, merged: Vec::new() };
         if barrier {
             // INSERT_BACK: drain the policy, append, start the queue.
             slot.state = State::Dispatched;
@@ -539,10 +479,7 @@ impl Queue {
         let mut moved = std::mem::take(&mut self.moved);
         moved.extend(self.list.take_moved());
         for &id in &moved {
-            let slot = self
-                .slots
-                .get_mut(&id)
-                .expect("policy dispatched an unknown request");
+            let slot = self.slots.get_mut(&id).expect("policy dispatched an unknown request");
             if slot.state == State::Sorted || slot.state == State::Dispatched {
                 slot.state = State::Dispatched;
             } else {
@@ -621,17 +558,9 @@ impl Queue {
         }
         let old_end = slot.rq.end();
         if slot.merged.is_empty() {
-            slot.merged.push(Segment {
-                id: slot.rq.id,
-                sector: slot.rq.sector,
-                len_sectors: slot.rq.len_sectors,
-            });
+            slot.merged.push(Segment { id: slot.rq.id, sector: slot.rq.sector, len_sectors: slot.rq.len_sectors });
         }
-        let seg = Segment {
-            id: bio.id,
-            sector: bio.sector,
-            len_sectors: bio.len_sectors,
-        };
+        let seg = Segment { id: bio.id, sector: bio.sector, len_sectors: bio.len_sectors };
         match kind {
             MergeKind::Back => slot.merged.push(seg),
             MergeKind::Front => {
@@ -643,11 +572,7 @@ impl Queue {
         slot.rq.prio = crate::request::IoPrio::best(slot.rq.prio, bio.prio);
         let rq = slot.rq;
         let state = slot.state;
-        self.events.push_back(Event::Merged {
-            id: bio.id,
-            into: id,
-            kind,
-        });
+        self.events.push_back(Event::Merged { id: bio.id, into: id, kind });
         if state == State::Dispatched {
             // 2003 CFQ: growing a request already on the dispatch list.
             self.list.update(&rq);
@@ -663,22 +588,13 @@ impl Queue {
         }
         // Try to close the gap to the neighbour (attempt_back_merge / attempt_front_merge).
         let coalesced = match kind {
-            MergeKind::Back => self
-                .sched
-                .latter(&rq)
-                .and_then(|next| self.attempt_merge(now, id, next)),
-            MergeKind::Front => self
-                .sched
-                .former(&rq)
-                .and_then(|prev| self.attempt_merge(now, prev, id)),
+            MergeKind::Back => self.sched.latter(&rq).and_then(|next| self.attempt_merge(now, id, next)),
+            MergeKind::Front => self.sched.former(&rq).and_then(|prev| self.attempt_merge(now, prev, id)),
         };
         match coalesced {
             Some(survivor) => {
                 self.last_merge = Some(survivor);
-                Some(Admission::Merged {
-                    into: survivor,
-                    kind,
-                })
+                Some(Admission::Merged { into: survivor, kind })
             }
             None => {
                 let mut ctx = Ctx::new(&mut self.list);
@@ -709,11 +625,7 @@ impl Queue {
         let a = self.slots.get_mut(&rq_id).unwrap();
         let old_end = a.rq.end();
         if a.merged.is_empty() {
-            a.merged.push(Segment {
-                id: a.rq.id,
-                sector: a.rq.sector,
-                len_sectors: a.rq.len_sectors,
-            });
+            a.merged.push(Segment { id: a.rq.id, sector: a.rq.sector, len_sectors: a.rq.len_sectors });
         }
         a.merged.extend(next_segs);
         a.rq.len_sectors += next.rq.len_sectors;
@@ -729,10 +641,7 @@ impl Queue {
         if self.last_merge == Some(next_id) {
             self.last_merge = None;
         }
-        self.events.push_back(Event::Coalesced {
-            id: next_id,
-            into: rq_id,
-        });
+        self.events.push_back(Event::Coalesced { id: next_id, into: rq_id });
         self.freed_request(now, next.rq.dir());
         Some(rq_id)
     }
@@ -743,9 +652,7 @@ impl Queue {
     fn batching_now(&self, owner: Owner, now_j: u64) -> bool {
         match self.batching.get(&owner) {
             None => false,
-            Some(b) => {
-                b.nr == BATCH_REQUESTS || (b.nr > 0 && now_j < b.last_waited + self.batch_time_j())
-            }
+            Some(b) => b.nr == BATCH_REQUESTS || (b.nr > 0 && now_j < b.last_waited + self.batch_time_j()),
         }
     }
 
@@ -758,22 +665,14 @@ impl Queue {
         if self.batching_now(owner, now_j) {
             return;
         }
-        self.batching.insert(
-            owner,
-            Batch {
-                nr: BATCH_REQUESTS,
-                last_waited: now_j,
-            },
-        );
+        self.batching.insert(owner, Batch { nr: BATCH_REQUESTS, last_waited: now_j });
     }
 
     /// Try to allocate a slot for `bio` (2.6.20 `get_request`).
     fn get_request(&mut self, now: Instant, bio: &Request) -> bool {
         let d = bio.dir().index();
         let now_j = self.cfg.hz.jiffies(now);
-        let m = self
-            .sched
-            .may_queue(now, bio.owner, bio.prio, bio.dir(), bio.is_sync());
+        let m = self.sched.may_queue(now, bio.owner, bio.prio, bio.dir(), bio.is_sync());
         if m == MayQueue::No {
             if self.pool.count[d] == 0 {
                 self.pool.starved[d] = true;
@@ -794,10 +693,7 @@ impl Queue {
             }
             if !self.pool.congested[d] {
                 self.pool.congested[d] = true;
-                self.events.push_back(Event::Congestion {
-                    dir: bio.dir(),
-                    congested: true,
-                });
+                self.events.push_back(Event::Congestion { dir: bio.dir(), congested: true });
             }
         }
         if self.pool.count[d] >= 3 * nr / 2 {
@@ -828,10 +724,7 @@ impl Queue {
         let d = dir.index();
         if self.pool.count[d] < self.cfg.congestion_off() && self.pool.congested[d] {
             self.pool.congested[d] = false;
-            self.events.push_back(Event::Congestion {
-                dir,
-                congested: false,
-            });
+            self.events.push_back(Event::Congestion { dir, congested: false });
         }
         if self.pool.count[d] < self.cfg.nr_requests {
             self.pool.full[d] = false;
@@ -914,10 +807,7 @@ impl Queue {
             }
         }
         let rq = self.list.pop_front().expect("non-empty dispatch list");
-        let slot = self
-            .slots
-            .get_mut(&rq.id)
-            .expect("dispatched request has no slot");
+        let slot = self.slots.get_mut(&rq.id).expect("dispatched request has no slot");
         debug_assert_eq!(slot.state, State::Dispatched);
         slot.state = State::InFlight;
         let sorted = slot.sorted;
@@ -937,20 +827,9 @@ impl Queue {
     /// The device finished request `id`.
     pub fn handle_completion(&mut self, now: Instant, id: ReqId, status: Status) {
         self.tick(now);
-        self.rec(|| Record::Completion {
-            at: now,
-            id,
-            status,
-        });
-        let mut slot = self
-            .slots
-            .remove(&id)
-            .unwrap_or_else(|| panic!("completion of unknown request {id}"));
-        assert_eq!(
-            slot.state,
-            State::InFlight,
-            "completion of request {id} that is not in flight"
-        );
+        self.rec(|| Record::Completion { at: now, id, status });
+        let mut slot = self.slots.remove(&id).unwrap_or_else(|| panic!("completion of unknown request {id}"));
+        assert_eq!(slot.state, State::InFlight, "completion of request {id} that is not in flight");
         self.in_flight -= 1;
         if slot.sorted {
             let mut ctx = Ctx::new(&mut self.list);
@@ -959,11 +838,7 @@ impl Queue {
             self.after_policy(kicked);
         }
         for seg in slot.take_segments() {
-            self.events.push_back(Event::Completed {
-                id: seg.id,
-                request: id,
-                status,
-            });
+            self.events.push_back(Event::Completed { id: seg.id, request: id, status });
         }
         self.freed_request(now, slot.rq.dir());
         // The driver asks for more work after every completion.
@@ -974,15 +849,8 @@ impl Queue {
     pub fn handle_requeue(&mut self, now: Instant, id: ReqId) {
         self.tick(now);
         self.rec(|| Record::Requeue { at: now, id });
-        let slot = self
-            .slots
-            .get_mut(&id)
-            .unwrap_or_else(|| panic!("requeue of unknown request {id}"));
-        assert_eq!(
-            slot.state,
-            State::InFlight,
-            "requeue of request {id} that is not in flight"
-        );
+        let slot = self.slots.get_mut(&id).unwrap_or_else(|| panic!("requeue of unknown request {id}"));
+        assert_eq!(slot.state, State::InFlight, "requeue of request {id} that is not in flight");
         slot.state = State::Dispatched;
         let (rq, sorted) = (slot.rq, slot.sorted);
         self.in_flight -= 1;
@@ -1034,21 +902,13 @@ impl Queue {
         let mut ctx = Ctx::new(&mut self.list);
         self.sched.drain(now, &mut ctx);
         self.after_policy(false);
-        assert!(
-            self.sched.is_empty(),
-            "{} kept requests after drain",
-            self.sched.name()
-        );
+        assert!(self.sched.is_empty(), "{} kept requests after drain", self.sched.name());
         self.remove_plug();
         self.run = true;
     }
 
     /// Feed one recorded input (see [`crate::trace`]).
-    pub fn handle_input(
-        &mut self,
-        input: &crate::driver::Input,
-        now: Instant,
-    ) -> Option<Admission> {
+    pub fn handle_input(&mut self, input: &crate::driver::Input, now: Instant) -> Option<Admission> {
         use crate::driver::Input;
         match *input {
             Input::Arrival(rq) => return Some(self.handle_arrival(now, rq)),

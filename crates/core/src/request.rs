@@ -80,10 +80,7 @@ impl IoPrio {
     /// `IOPRIO_NORM`.
     pub const NORM_LEVEL: u8 = 4;
     /// The priority of a task that never called `ioprio_set` (class NONE, nice 0).
-    pub const NONE: IoPrio = IoPrio {
-        class: IoClass::None,
-        level: 4,
-    };
+    pub const NONE: IoPrio = IoPrio { class: IoClass::None, level: 4 };
 
     pub fn new(class: IoClass, level: u8) -> Self {
         assert!(level < 8, "I/O priority level must be 0..=7");
@@ -100,11 +97,7 @@ impl IoPrio {
     }
     /// The class as CFQ uses it: NONE counts as best-effort.
     pub fn effective_class(self) -> IoClass {
-        if self.class == IoClass::None {
-            IoClass::BestEffort
-        } else {
-            self.class
-        }
+        if self.class == IoClass::None { IoClass::BestEffort } else { self.class }
     }
     /// `ioprio_best`: the better of two priorities (NONE counts as BE; lower class number
     /// wins; same class → lower level).
@@ -124,18 +117,15 @@ impl IoPrio {
         if s == "none" {
             return Ok(IoPrio::NONE);
         }
-        let (class, level) = s
-            .split_once('/')
-            .ok_or_else(|| format!("bad I/O priority `{s}`: expected rt/N, be/N, idle or none"))?;
+        let (class, level) =
+            s.split_once('/').ok_or_else(|| format!("bad I/O priority `{s}`: expected rt/N, be/N, idle or none"))?;
         let class = match class {
             "rt" => IoClass::RealTime,
             "be" => IoClass::BestEffort,
             "idle" => IoClass::Idle,
             "none" => IoClass::None,
             other => {
-                return Err(format!(
-                    "bad I/O priority class `{other}`: expected rt, be, idle or none"
-                ));
+                return Err(format!("bad I/O priority class `{other}`: expected rt, be, idle or none"));
             }
         };
         let level: u8 = level
@@ -197,25 +187,11 @@ pub struct Request {
 impl Request {
     /// A read (always sync).
     pub fn read(id: ReqId, sector: u64, len_sectors: u32, owner: Owner, arrival: Instant) -> Self {
-        Request {
-            id,
-            op: Op::Read,
-            sector,
-            len_sectors,
-            sync: true,
-            meta: false,
-            prio: IoPrio::NONE,
-            owner,
-            arrival,
-        }
+        Request { id, op: Op::Read, sector, len_sectors, sync: true, meta: false, prio: IoPrio::NONE, owner, arrival }
     }
     /// An asynchronous (buffered writeback) write.
     pub fn write(id: ReqId, sector: u64, len_sectors: u32, owner: Owner, arrival: Instant) -> Self {
-        Request {
-            op: Op::Write,
-            sync: false,
-            ..Self::read(id, sector, len_sectors, owner, arrival)
-        }
+        Request { op: Op::Write, sync: false, ..Self::read(id, sector, len_sectors, owner, arrival) }
     }
     pub fn with_sync(mut self, sync: bool) -> Self {
         self.sync = sync;

@@ -137,14 +137,7 @@ pub trait Scheduler: Send {
     fn completed(&mut self, _now: Instant, _rq: &Request, _status: Status, _ctx: &mut Ctx) {}
 
     /// `may_queue`: called before allocating a request for `owner`.
-    fn may_queue(
-        &mut self,
-        _now: Instant,
-        _owner: Owner,
-        _prio: IoPrio,
-        _dir: Dir,
-        _sync: bool,
-    ) -> MayQueue {
+    fn may_queue(&mut self, _now: Instant, _owner: Owner, _prio: IoPrio, _dir: Dir, _sync: bool) -> MayQueue {
         MayQueue::May
     }
     /// The owner (task) exited (`exit_io_context`).
@@ -201,20 +194,14 @@ pub struct DispatchList {
 enum Mode {
     /// Canonical form: `ahead` holds requests at or beyond the boundary, `behind` those
     /// below it, each keyed by (sector, insertion order).
-    Sorted {
-        ahead: BTreeMap<(u64, u64), Request>,
-        behind: BTreeMap<(u64, u64), Request>,
-    },
+    Sorted { ahead: BTreeMap<(u64, u64), Request>, behind: BTreeMap<(u64, u64), Request> },
     /// Literal list.
     Linear(VecDeque<Entry>),
 }
 
 impl Default for Mode {
     fn default() -> Self {
-        Mode::Sorted {
-            ahead: BTreeMap::new(),
-            behind: BTreeMap::new(),
-        }
+        Mode::Sorted { ahead: BTreeMap::new(), behind: BTreeMap::new() }
     }
 }
 
@@ -251,11 +238,9 @@ impl DispatchList {
     /// End sector of the request at the tail (CFQ's `last_sector` after a dispatch).
     pub fn tail_end(&self) -> Option<u64> {
         match &self.mode {
-            Mode::Sorted { ahead, behind } => behind
-                .values()
-                .next_back()
-                .or(ahead.values().next_back())
-                .map(|r| r.end()),
+            Mode::Sorted { ahead, behind } => {
+                behind.values().next_back().or(ahead.values().next_back()).map(|r| r.end())
+            }
             Mode::Linear(v) => v.back().map(|e| e.rq.end()),
         }
     }
@@ -353,12 +338,7 @@ impl DispatchList {
         let rq = match &mut self.mode {
             Mode::Sorted { ahead, behind } => {
                 let from_ahead = !ahead.is_empty();
-                let rq = if from_ahead {
-                    ahead.pop_first()
-                } else {
-                    behind.pop_first()
-                }
-                .map(|(_, r)| r)?;
+                let rq = if from_ahead { ahead.pop_first() } else { behind.pop_first() }.map(|(_, r)| r)?;
                 // The new boundary is this request's end. The form survives unless an
                 // overlapping request is now below it while placed before others.
                 let b = rq.end();
@@ -418,8 +398,7 @@ mod tests {
     #[test]
     fn dispatch_sort_is_one_way_from_the_boundary() {
         for linear in [false, true] {
-            let mut l = DispatchList::default();
-            l.end_sector = 1000;
+            let mut l = DispatchList { end_sector: 1000, ..Default::default() };
             if linear {
                 l.linear();
             }
@@ -429,10 +408,7 @@ mod tests {
             // At or beyond 1000 ascending, then the wrapped part ascending; equal sectors
             // keep arrival order.
             assert_eq!(sectors(&l), vec![1200, 1200, 1500, 3000, 100, 200]);
-            assert_eq!(
-                l.iter().map(|r| r.id).collect::<Vec<_>>(),
-                vec![3, 5, 0, 2, 4, 1]
-            );
+            assert_eq!(l.iter().map(|r| r.id).collect::<Vec<_>>(), vec![3, 5, 0, 2, 4, 1]);
         }
     }
 
@@ -453,11 +429,7 @@ mod tests {
             slow.linear();
             for step in 0..60u64 {
                 if next() % 3 == 0 {
-                    assert_eq!(
-                        fast.pop_front(),
-                        slow.pop_front(),
-                        "round {round} step {step}"
-                    );
+                    assert_eq!(fast.pop_front(), slow.pop_front(), "round {round} step {step}");
                     if slow.is_empty() {
                         slow.linear();
                     }
@@ -477,10 +449,7 @@ mod tests {
     fn dispatch_sort_stops_at_barrier() {
         let mut l = DispatchList::default();
         l.sort_in(r(1, 500));
-        l.add_barrier(Request {
-            op: crate::Op::Flush,
-            ..r(2, 0)
-        });
+        l.add_barrier(Request { op: crate::Op::Flush, ..r(2, 0) });
         l.sort_in(r(3, 10));
         assert_eq!(sectors(&l), vec![500, 0, 10]);
     }

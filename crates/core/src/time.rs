@@ -50,10 +50,7 @@ impl Instant {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
     }
     pub fn checked_add(self, d: Duration) -> Option<Instant> {
-        u64::try_from(d.as_nanos())
-            .ok()
-            .and_then(|n| self.0.checked_add(n))
-            .map(Instant)
+        u64::try_from(d.as_nanos()).ok().and_then(|n| self.0.checked_add(n)).map(Instant)
     }
     /// `self + d`, saturating at [`Instant::MAX`].
     pub fn saturating_add(self, d: Duration) -> Instant {
@@ -78,11 +75,7 @@ impl Sub<Instant> for Instant {
     type Output = Duration;
     /// Panics if `rhs` is later than `self`: time going backwards is a bug.
     fn sub(self, rhs: Instant) -> Duration {
-        Duration::from_nanos(
-            self.0
-                .checked_sub(rhs.0)
-                .expect("time went backwards: subtracting a later Instant"),
-        )
+        Duration::from_nanos(self.0.checked_sub(rhs.0).expect("time went backwards: subtracting a later Instant"))
     }
 }
 
@@ -123,11 +116,11 @@ pub fn format_duration(d: Duration) -> String {
     let ns = d.as_nanos();
     if ns == 0 {
         "0".into()
-    } else if ns % 1_000_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")
@@ -150,11 +143,7 @@ impl Hz {
 
     /// Panics on a rate outside [`Hz::ALLOWED`]; validation happens in the tunable layer.
     pub fn new(hz: u32) -> Self {
-        assert!(
-            Self::ALLOWED.contains(&hz),
-            "HZ must be one of {:?}",
-            Self::ALLOWED
-        );
+        assert!(Self::ALLOWED.contains(&hz), "HZ must be one of {:?}", Self::ALLOWED);
         Hz(hz)
     }
     pub fn get(self) -> u32 {

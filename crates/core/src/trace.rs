@@ -28,36 +28,14 @@ use std::fmt;
 /// One line of a trace.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Record {
-    Arrival {
-        at: Instant,
-        rq: Request,
-    },
-    Completion {
-        at: Instant,
-        id: ReqId,
-        status: Status,
-    },
-    Requeue {
-        at: Instant,
-        id: ReqId,
-    },
-    Unplug {
-        at: Instant,
-    },
-    Exit {
-        at: Instant,
-        owner: Owner,
-    },
-    Drain {
-        at: Instant,
-    },
-    Timeout {
-        at: Instant,
-    },
-    Dispatch {
-        at: Instant,
-        id: ReqId,
-    },
+    Arrival { at: Instant, rq: Request },
+    Completion { at: Instant, id: ReqId, status: Status },
+    Requeue { at: Instant, id: ReqId },
+    Unplug { at: Instant },
+    Exit { at: Instant, owner: Owner },
+    Drain { at: Instant },
+    Timeout { at: Instant },
+    Dispatch { at: Instant, id: ReqId },
 }
 
 impl Record {
@@ -139,11 +117,7 @@ pub struct ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "line {}: field `{}`: {}",
-            self.line, self.field, self.message
-        )
+        write!(f, "line {}: field `{}`: {}", self.line, self.field, self.message)
     }
 }
 
@@ -159,10 +133,7 @@ pub struct Trace {
 
 impl Trace {
     pub fn meta(&self, key: &str) -> Option<&str> {
-        self.meta
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
+        self.meta.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
     /// Write the trace in the text format.
@@ -202,21 +173,12 @@ impl Trace {
 }
 
 fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
-    let err = |field: &'static str, message: String| ParseError {
-        line: n,
-        field,
-        message,
-    };
+    let err = |field: &'static str, message: String| ParseError { line: n, field, message };
     let mut it = line.split_whitespace();
-    let at: u64 = it
-        .next()
-        .unwrap()
-        .parse()
-        .map_err(|_| err("time", "expected nanoseconds as an unsigned integer".into()))?;
+    let at: u64 =
+        it.next().unwrap().parse().map_err(|_| err("time", "expected nanoseconds as an unsigned integer".into()))?;
     let at = Instant::from_nanos(at);
-    let kind = it
-        .next()
-        .ok_or_else(|| err("kind", "expected one of A C R U X F T D".into()))?;
+    let kind = it.next().ok_or_else(|| err("kind", "expected one of A C R U X F T D".into()))?;
     let mut id = |field: &'static str| -> Result<u64, ParseError> {
         it.next()
             .ok_or_else(|| err(field, "missing".into()))?
@@ -228,10 +190,7 @@ fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
             let rid = id("id")?;
             let rest: Vec<&str> = line.split_whitespace().skip(3).collect();
             if rest.len() != 5 {
-                return Err(err(
-                    "arrival",
-                    "expected `OP SECTOR+LEN FLAGS prio=P owner=N`".into(),
-                ));
+                return Err(err("arrival", "expected `OP SECTOR+LEN FLAGS prio=P owner=N`".into()));
             }
             let op = match rest[0] {
                 "read" => Op::Read,
@@ -239,27 +198,17 @@ fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
                 "flush" => Op::Flush,
                 "discard" => Op::Discard,
                 o => {
-                    return Err(err(
-                        "op",
-                        format!("expected read, write, flush or discard, got `{o}`"),
-                    ));
+                    return Err(err("op", format!("expected read, write, flush or discard, got `{o}`")));
                 }
             };
             let (sector, len) = rest[1]
                 .split_once('+')
                 .ok_or_else(|| err("extent", format!("expected SECTOR+LEN, got `{}`", rest[1])))?;
-            let sector = sector
-                .parse()
-                .map_err(|_| err("sector", "expected an unsigned integer".into()))?;
-            let len = len
-                .parse()
-                .map_err(|_| err("len", "expected an unsigned 32-bit integer".into()))?;
+            let sector = sector.parse().map_err(|_| err("sector", "expected an unsigned integer".into()))?;
+            let len = len.parse().map_err(|_| err("len", "expected an unsigned 32-bit integer".into()))?;
             let flags = rest[2];
             if !flags.chars().all(|c| matches!(c, 's' | 'm' | '-')) {
-                return Err(err(
-                    "flags",
-                    format!("expected letters s, m or `-`, got `{flags}`"),
-                ));
+                return Err(err("flags", format!("expected letters s, m or `-`, got `{flags}`")));
             }
             let prio = rest[3]
                 .strip_prefix("prio=")
@@ -290,41 +239,22 @@ fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
             let status = if s == "ok" {
                 Status::Ok
             } else if let Some(e) = s.strip_prefix("err=") {
-                Status::Error(
-                    e.parse()
-                        .map_err(|_| err("status", "expected err=N".into()))?,
-                )
+                Status::Error(e.parse().map_err(|_| err("status", "expected err=N".into()))?)
             } else if let Some(b) = s.strip_prefix("short=") {
-                Status::Short(
-                    b.parse()
-                        .map_err(|_| err("status", "expected short=BYTES".into()))?,
-                )
+                Status::Short(b.parse().map_err(|_| err("status", "expected short=BYTES".into()))?)
             } else {
-                return Err(err(
-                    "status",
-                    format!("expected ok, err=N or short=N, got `{s}`"),
-                ));
+                return Err(err("status", format!("expected ok, err=N or short=N, got `{s}`")));
             };
-            Record::Completion {
-                at,
-                id: rid,
-                status,
-            }
+            Record::Completion { at, id: rid, status }
         }
         "R" => Record::Requeue { at, id: id("id")? },
         "D" => Record::Dispatch { at, id: id("id")? },
-        "X" => Record::Exit {
-            at,
-            owner: Owner(id("owner")?),
-        },
+        "X" => Record::Exit { at, owner: Owner(id("owner")?) },
         "U" => Record::Unplug { at },
         "F" => Record::Drain { at },
         "T" => Record::Timeout { at },
         k => {
-            return Err(err(
-                "kind",
-                format!("expected one of A C R U X F T D, got `{k}`"),
-            ));
+            return Err(err("kind", format!("expected one of A C R U X F T D, got `{k}`")));
         }
     };
     Ok(rec)
@@ -363,14 +293,8 @@ pub fn replay(records: &[Record], queue: &mut Queue) -> Result<usize, ReplayMism
         let r = &records[i];
         let Some(input) = r.input() else {
             // A dispatch with no input before it in this run.
-            let Record::Dispatch { id, .. } = r else {
-                unreachable!()
-            };
-            return Err(ReplayMismatch {
-                index: i,
-                expected: Some(*id),
-                got: None,
-            });
+            let Record::Dispatch { id, .. } = r else { unreachable!() };
+            return Err(ReplayMismatch { index: i, expected: Some(*id), got: None });
         };
         let now = r.at();
         queue.handle_input(&input, now);
@@ -382,11 +306,7 @@ pub fn replay(records: &[Record], queue: &mut Queue) -> Result<usize, ReplayMism
                 _ => None,
             };
             if got != expected {
-                return Err(ReplayMismatch {
-                    index: i,
-                    expected,
-                    got,
-                });
+                return Err(ReplayMismatch { index: i, expected, got });
             }
             if got.is_none() {
                 break;
@@ -405,31 +325,15 @@ mod tests {
 
     #[test]
     fn records_round_trip_through_text() {
-        let rq =
-            Request::read(17, 2048, 8, Owner(3), Instant::from_millis(1)).with_prio(IoPrio::be(2));
+        let rq = Request::read(17, 2048, 8, Owner(3), Instant::from_millis(1)).with_prio(IoPrio::be(2));
         let t = Trace {
             meta: vec![("sched".into(), "as:antic_expire=6".into())],
             records: vec![
-                Record::Arrival {
-                    at: Instant::from_millis(1),
-                    rq,
-                },
-                Record::Dispatch {
-                    at: Instant::from_millis(1),
-                    id: 17,
-                },
-                Record::Completion {
-                    at: Instant::from_millis(9),
-                    id: 17,
-                    status: Status::Error(5),
-                },
-                Record::Exit {
-                    at: Instant::from_millis(9),
-                    owner: Owner(3),
-                },
-                Record::Timeout {
-                    at: Instant::from_millis(10),
-                },
+                Record::Arrival { at: Instant::from_millis(1), rq },
+                Record::Dispatch { at: Instant::from_millis(1), id: 17 },
+                Record::Completion { at: Instant::from_millis(9), id: 17, status: Status::Error(5) },
+                Record::Exit { at: Instant::from_millis(9), owner: Owner(3) },
+                Record::Timeout { at: Instant::from_millis(10) },
             ],
         };
         let text = t.to_text();
@@ -438,8 +342,7 @@ mod tests {
 
     #[test]
     fn parse_errors_name_line_and_field() {
-        let e =
-            Trace::parse("# iosched trace v1\n10 A 1 read 5+x s prio=none owner=1\n").unwrap_err();
+        let e = Trace::parse("# iosched trace v1\n10 A 1 read 5+x s prio=none owner=1\n").unwrap_err();
         assert_eq!(e.line, 2);
         assert_eq!(e.field, "len");
         let e = Trace::parse("10 Q 1\n").unwrap_err();

@@ -35,9 +35,7 @@ impl Kind {
     }
     fn range(&self) -> (i64, i64) {
         match *self {
-            Kind::Millis { min, max } | Kind::Count { min, max } | Kind::Kib { min, max } => {
-                (min, max)
-            }
+            Kind::Millis { min, max } | Kind::Count { min, max } | Kind::Kib { min, max } => (min, max),
             Kind::Bool => (0, 1),
             Kind::Choice(names) => (0, names.len() as i64 - 1),
         }
@@ -64,11 +62,7 @@ impl Kind {
 }
 
 fn fmt_max(max: i64) -> String {
-    if max == i32::MAX as i64 {
-        "INT_MAX".to_string()
-    } else {
-        max.to_string()
-    }
+    if max == i32::MAX as i64 { "INT_MAX".to_string() } else { max.to_string() }
 }
 
 /// The description of one tunable.
@@ -83,43 +77,19 @@ pub struct Spec {
 
 impl Spec {
     pub const fn millis(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Millis { min, max },
-            help,
-        }
+        Spec { name, kind: Kind::Millis { min, max }, help }
     }
     pub const fn count(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Count { min, max },
-            help,
-        }
+        Spec { name, kind: Kind::Count { min, max }, help }
     }
     pub const fn kib(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Kib { min, max },
-            help,
-        }
+        Spec { name, kind: Kind::Kib { min, max }, help }
     }
     pub const fn boolean(name: &'static str, help: &'static str) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Bool,
-            help,
-        }
+        Spec { name, kind: Kind::Bool, help }
     }
-    pub const fn choice(
-        name: &'static str,
-        names: &'static [&'static str],
-        help: &'static str,
-    ) -> Spec {
-        Spec {
-            name,
-            kind: Kind::Choice(names),
-            help,
-        }
+    pub const fn choice(name: &'static str, names: &'static [&'static str], help: &'static str) -> Spec {
+        Spec { name, kind: Kind::Choice(names), help }
     }
 
     /// Parse a user-written value and check its range.
@@ -176,9 +146,7 @@ fn parse_millis(t: &str) -> Result<i64, String> {
     };
     let us = parse_scaled(num.trim(), scale_us).ok_or_else(expected)?;
     if us % 1000 != 0 {
-        return Err(format!(
-            "a whole number of milliseconds (sysfs has no finer unit), got {t}"
-        ));
+        return Err(format!("a whole number of milliseconds (sysfs has no finer unit), got {t}"));
     }
     i64::try_from(us / 1000).map_err(|_| expected())
 }
@@ -187,24 +155,21 @@ fn parse_millis(t: &str) -> Result<i64, String> {
 fn parse_kib(t: &str) -> Result<i64, String> {
     let expected = || "a size in KiB, e.g. 128, 128k, 1m".to_string();
     let lower = t.to_ascii_lowercase();
-    let (num, mult): (&str, u128) =
-        if let Some(n) = lower.strip_suffix("kib").or(lower.strip_suffix('k')) {
-            (n, 1)
-        } else if let Some(n) = lower.strip_suffix("mib").or(lower.strip_suffix('m')) {
-            (n, 1024)
-        } else if let Some(n) = lower.strip_suffix("gib").or(lower.strip_suffix('g')) {
-            (n, 1024 * 1024)
-        } else {
-            (lower.as_str(), 1)
-        };
+    let (num, mult): (&str, u128) = if let Some(n) = lower.strip_suffix("kib").or(lower.strip_suffix('k')) {
+        (n, 1)
+    } else if let Some(n) = lower.strip_suffix("mib").or(lower.strip_suffix('m')) {
+        (n, 1024)
+    } else if let Some(n) = lower.strip_suffix("gib").or(lower.strip_suffix('g')) {
+        (n, 1024 * 1024)
+    } else {
+        (lower.as_str(), 1)
+    };
     let v = parse_scaled(num.trim(), mult).ok_or_else(expected)?;
     i64::try_from(v).map_err(|_| expected())
 }
 
 fn parse_count(t: &str) -> Result<i64, String> {
-    t.replace('_', "")
-        .parse::<i64>()
-        .map_err(|_| "an integer".to_string())
+    t.replace('_', "").parse::<i64>().map_err(|_| "an integer".to_string())
 }
 
 /// Parse a non-negative decimal number and multiply by `scale`, requiring an exact integer.
@@ -236,66 +201,27 @@ fn parse_scaled(num: &str, scale: u128) -> Option<u128> {
 /// Why a tunable or scheduler specification was rejected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TunableError {
-    UnknownScheduler {
-        name: String,
-        allowed: Vec<String>,
-    },
-    UnknownTunable {
-        scheduler: String,
-        name: String,
-        allowed: Vec<String>,
-    },
-    BadValue {
-        name: String,
-        value: String,
-        expected: String,
-    },
-    OutOfRange {
-        name: String,
-        value: String,
-        allowed: String,
-    },
-    Syntax {
-        spec: String,
-        expected: String,
-    },
+    UnknownScheduler { name: String, allowed: Vec<String> },
+    UnknownTunable { scheduler: String, name: String, allowed: Vec<String> },
+    BadValue { name: String, value: String, expected: String },
+    OutOfRange { name: String, value: String, allowed: String },
+    Syntax { spec: String, expected: String },
 }
 
 impl fmt::Display for TunableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TunableError::UnknownScheduler { name, allowed } => {
-                write!(
-                    f,
-                    "unknown scheduler `{name}`; available: {}",
-                    allowed.join(", ")
-                )
+                write!(f, "unknown scheduler `{name}`; available: {}", allowed.join(", "))
             }
-            TunableError::UnknownTunable {
-                scheduler,
-                name,
-                allowed,
-            } => write!(
-                f,
-                "scheduler `{scheduler}` has no tunable `{name}`; its tunables are: {}",
-                allowed.join(", ")
-            ),
-            TunableError::BadValue {
-                name,
-                value,
-                expected,
-            } => {
+            TunableError::UnknownTunable { scheduler, name, allowed } => {
+                write!(f, "scheduler `{scheduler}` has no tunable `{name}`; its tunables are: {}", allowed.join(", "))
+            }
+            TunableError::BadValue { name, value, expected } => {
                 write!(f, "bad value `{value}` for `{name}`: expected {expected}")
             }
-            TunableError::OutOfRange {
-                name,
-                value,
-                allowed,
-            } => {
-                write!(
-                    f,
-                    "value {value} for `{name}` is out of range: allowed {allowed}"
-                )
+            TunableError::OutOfRange { name, value, allowed } => {
+                write!(f, "value {value} for `{name}` is out of range: allowed {allowed}")
             }
             TunableError::Syntax { spec, expected } => {
                 write!(f, "bad scheduler spec `{spec}`: {expected}")
@@ -324,24 +250,15 @@ mod tests {
 
     #[test]
     fn millis_reject_fractions_and_garbage() {
-        assert!(matches!(
-            MS.parse("1500us"),
-            Err(TunableError::BadValue { .. })
-        ));
-        assert!(matches!(
-            MS.parse("fast"),
-            Err(TunableError::BadValue { .. })
-        ));
+        assert!(matches!(MS.parse("1500us"), Err(TunableError::BadValue { .. })));
+        assert!(matches!(MS.parse("fast"), Err(TunableError::BadValue { .. })));
         assert!(matches!(MS.parse("-1"), Err(TunableError::BadValue { .. })));
     }
 
     #[test]
     fn out_of_range_is_rejected_with_range() {
         let e = KB.parse("2").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "value 2k for `max_sectors_kb` is out of range: allowed 4..=32767 KiB"
-        );
+        assert_eq!(e.to_string(), "value 2k for `max_sectors_kb` is out of range: allowed 4..=32767 KiB");
         assert_eq!(KB.parse("1m").unwrap(), 1024);
     }
 }

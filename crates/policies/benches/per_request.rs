@@ -24,10 +24,8 @@ struct State {
 
 impl State {
     fn new(sched: &str, owners: u64) -> Self {
-        let spec = SchedSpec::parse(sched)
-            .unwrap()
-            .with_setting("nr_requests", "1048576")
-            .with_setting("plugging", "0");
+        let spec =
+            SchedSpec::parse(sched).unwrap().with_setting("nr_requests", "1048576").with_setting("plugging", "0");
         let mut s = State {
             q: spec.queue().unwrap(),
             now: Instant::ZERO,
@@ -56,8 +54,7 @@ impl State {
         let owner = Owner(id % self.owners);
         // Random 4 KiB-aligned reads over 64 GiB: no merges.
         let sector = (self.rand() % (1 << 24)) * 8;
-        self.q
-            .handle_arrival(self.now, Request::read(id, sector, 8, owner, self.now));
+        self.q.handle_arrival(self.now, Request::read(id, sector, 8, owner, self.now));
     }
 
     fn pump(&mut self) {
@@ -89,9 +86,7 @@ impl State {
 
 fn per_request(c: &mut Criterion) {
     let mut g = c.benchmark_group("per_request");
-    g.warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(20);
+    g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2)).sample_size(20);
     for sched in ["noop", "deadline", "as", "cfq", "cfq-v1"] {
         for owners in [1u64, 100, 10_000] {
             let mut st = State::new(sched, owners);

@@ -31,8 +31,8 @@
 
 use crate::common::{Fifo, IoStats, SortTree, choose_by_position};
 use iosched_core::{
-    Ctx, Decision, Dir, FastMap, Hz, Instant, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request,
-    Scheduler, Spec, Status,
+    Ctx, Decision, Dir, FastMap, Hz, Instant, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request, Scheduler, Spec,
+    Status,
 };
 
 const SYNC: usize = 1;
@@ -41,7 +41,15 @@ const ASYNC: usize = 0;
 const MAXBACK: u64 = 1024 * 1024;
 const BACK_PENALTY: u64 = 2;
 
+/// The kernel versions whose anticipation heuristics are available.
+const VERSIONS: &[&str] = &["2.6.20", "2.6.12"];
+
 const TUNABLES: &[Spec] = &[
+    Spec::choice(
+        "version",
+        VERSIONS,
+        "anticipation heuristics of 2.6.20, or of 2.6.12 (= 2.5.75–2.6.17: 64-sector close window, older rule order; the closest recoverable relative of the 2003 -mm AS)",
+    ),
     Spec::millis(
         "read_expire",
         0,
@@ -54,12 +62,7 @@ const TUNABLES: &[Spec] = &[
         i32::MAX as i64,
         "FIFO deadline of async requests; also the minimum interval between async FIFO checks",
     ),
-    Spec::millis(
-        "read_batch_expire",
-        0,
-        i32::MAX as i64,
-        "length of a read batch while writes are waiting",
-    ),
+    Spec::millis("read_batch_expire", 0, i32::MAX as i64, "length of a read batch while writes are waiting"),
     Spec::millis(
         "write_batch_expire",
         0,
@@ -171,6 +174,8 @@ pub struct Anticipatory {
     fifo_expire: [u64; 2],
     batch_expire: [u64; 2],
     antic_expire: u64,
+    /// 2.6.12-era heuristics (`version=2.6.12`).
+    v2612: bool,
     close_req_ms_quirk: bool,
     front_merge_dir_quirk: bool,
     dispatched_until_activate_quirk: bool,
@@ -220,6 +225,7 @@ impl Anticipatory {
             fifo_expire: [h / 4, h / 8],
             batch_expire,
             antic_expire: if h / 150 > 0 { h / 150 } else { 1 },
+            v2612: false,
             close_req_ms_quirk: true,
             front_merge_dir_quirk: true,
             dispatched_until_activate_quirk: true,
@@ -263,10 +269,7 @@ impl Anticipatory {
     }
 
     fn aic(&mut self, owner: Owner) -> &mut Aic {
-        self.aics.entry(owner).or_insert_with(|| Aic {
-            running: true,
-            ..Default::default()
-        })
+        self.aics.entry(owner).or_insert_with(|| Aic { running: true, ..Default::default() })
     }
 
     /// Forget an exited process nobody references any more.
@@ -306,9 +309,7 @@ impl Anticipatory {
         let r = &self.rqs[&id];
         let tree = &self.sort[r.class];
         let prev = tree.prev(r.rq.sector);
-        let next = tree
-            .next(r.rq.sector)
-            .or_else(|| tree.first().filter(|&f| f != id));
+        let next = tree.next(r.rq.sector).or_else(|| tree.first().filter(|&f| f != id));
         self.choose_req(r.class, next, prev)
     }
 
@@ -320,10 +321,7 @@ impl Anticipatory {
     }
 
     fn antic_waitnext(&mut self) {
-        debug_assert!(matches!(
-            self.antic_status,
-            AnticStatus::Off | AnticStatus::WaitReq
-        ));
+        debug_assert!(matches!(self.antic_status, AnticStatus::Off | AnticStatus::WaitReq));
         self.antic_timer = Some(self.antic_start + self.antic_expire);
         self.antic_status = AnticStatus::WaitNext;
     }
@@ -355,11 +353,7 @@ impl Anticipatory {
             self.new_ttime_mean = self.new_ttime_total / 256;
             self.exit_prob = (7 * self.exit_prob) / 8;
         }
-        self.aics
-            .get_mut(&owner)
-            .unwrap()
-            .stats
-            .add_thinktime(ttime);
+        self.aics.get_mut(&owner).unwrap().stats.add_thinktime(ttime);
     }
 
     fn update_seekdist(&mut self, owner: Owner, sdist: u64) {
@@ -380,19 +374,11 @@ impl Anticipatory {
             let a = self.aic(owner);
             let in_flight = a.nr_queued + a.nr_dispatched;
             let tt = if a.iorunning && in_flight == 0 {
-                Some(
-                    now_j
-                        .saturating_sub(a.last_end_request)
-                        .min(max_thinktime - 1),
-                )
+                Some(now_j.saturating_sub(a.last_end_request).min(max_thinktime - 1))
             } else {
                 None
             };
-            (
-                a.iorunning || a.iostarted,
-                tt.unwrap_or(0),
-                a.last_request_pos,
-            )
+            (a.iorunning || a.iostarted, tt.unwrap_or(0), a.last_request_pos)
         };
         if started {
             self.update_thinktime(owner, sample_tt);
@@ -401,6 +387,71 @@ impl Anticipatory {
         let a = self.aic(owner);
         a.last_request_pos = rq.end();
         a.iostarted = true;
+    }
+
+    /// 2.6.12 `as_close_req`: a window of 64 sectors, doubling per millisecond waited
+    /// after the first, `[last - delta/2, last + delta]`; no seek-mean clause.
+    fn close_req_2612(&self, rq: &Request, now_j: u64) -> bool {
+        let last = self.last_sector[self.batch_dir];
+        let next = rq.sector;
+        let delay = if self.antic_status == AnticStatus::Off || !self.ioc_finished {
+            0
+        } else {
+            now_j.saturating_sub(self.antic_start) * 1000 / self.hz.get() as u64
+        };
+        let delta: u64 = if delay <= 1 {
+            64
+        } else if delay <= 20 && delay <= self.antic_expire {
+            64 << (delay - 1)
+        } else {
+            return true;
+        };
+        // sector_t arithmetic: `last - delta/2` wraps near sector 0, as in the kernel.
+        last.wrapping_sub(delta >> 1) <= next && next <= last + delta
+    }
+
+    /// 2.6.12 `as_can_break_anticipation`, in that kernel's rule order.
+    fn can_break_2612(&mut self, rq: Option<&Request>, now_j: u64) -> bool {
+        let ioc = self.io_context.expect("can_break_anticipation without an anticipated process");
+        if let Some(r) = rq
+            && self.rqs.get(&r.id).map(|x| x.ioc).unwrap_or(r.owner) == ioc
+        {
+            return true;
+        }
+        if self.ioc_finished && self.antic_expired(now_j) {
+            return true;
+        }
+        let Some(a) = self.aics.get(&ioc) else { return false };
+        if !a.running {
+            if a.stats.ttime_samples == 0 {
+                self.exit_prob = (7 * self.exit_prob + 256) / 8;
+            }
+            return true;
+        }
+        if a.nr_queued > 0 || a.nr_dispatched > 0 {
+            return true;
+        }
+        let (samples, ttime_mean, seek_samples, seek_mean) =
+            (a.stats.ttime_samples, a.stats.ttime_mean, a.stats.seek_samples, a.stats.seek_mean);
+        if let Some(r) = rq
+            && r.is_sync()
+            && self.close_req_2612(r, now_j)
+        {
+            // A close request from a cooperating process resets our think time.
+            self.aics.get_mut(&ioc).unwrap().last_end_request = now_j;
+            return true;
+        }
+        if samples == 0 {
+            if self.new_ttime_mean > self.antic_expire || self.exit_prob > 128 {
+                return true;
+            }
+        } else if ttime_mean > self.antic_expire {
+            return true;
+        }
+        let Some(r) = rq else { return false };
+        let s = self.last_sector[SYNC].abs_diff(r.sector);
+        let mean = if seek_samples == 0 { self.new_seek_mean } else { seek_mean };
+        mean > s
     }
 
     /// `as_close_req`: is `rq` near where the head is, given how long we have waited?
@@ -430,19 +481,16 @@ impl Anticipatory {
         }
         let s = last.abs_diff(next);
         let a = &self.aics[&owner];
-        let mean = if a.stats.seek_samples == 0 {
-            self.new_seek_mean
-        } else {
-            a.stats.seek_mean
-        };
+        let mean = if a.stats.seek_samples == 0 { self.new_seek_mean } else { a.stats.seek_mean };
         mean > s
     }
 
     /// `as_can_break_anticipation`, in the kernel's rule order.
     fn can_break_anticipation(&mut self, rq: Option<&Request>, now_j: u64) -> bool {
-        let ioc = self
-            .io_context
-            .expect("can_break_anticipation without an anticipated process");
+        if self.v2612 {
+            return self.can_break_2612(rq, now_j);
+        }
+        let ioc = self.io_context.expect("can_break_anticipation without an anticipated process");
         if let Some(r) = rq
             && self.rqs.get(&r.id).map(|x| x.ioc).unwrap_or(r.owner) == ioc
         {
@@ -647,7 +695,7 @@ impl Anticipatory {
                 // The process anticipated on has exited or timed out.
                 self.exit_prob = (7 * self.exit_prob + 256) / 8;
             }
-            if !running {
+            if !running && !self.v2612 {
                 // Not "saved" by a cooperating request.
                 self.exit_no_coop = (7 * self.exit_no_coop + 256) / 8;
             }
@@ -655,9 +703,7 @@ impl Anticipatory {
     }
 
     fn idle_decision(&self) -> Decision {
-        Decision::Idle {
-            until: self.antic_timer.map(|j| self.hz.instant(j)),
-        }
+        Decision::Idle { until: self.antic_timer.map(|j| self.hz.instant(j)) }
     }
 }
 
@@ -676,6 +722,7 @@ impl Scheduler for Anticipatory {
             "read_batch_expire" => ms(self.batch_expire[SYNC]),
             "write_batch_expire" => ms(self.batch_expire[ASYNC]),
             "antic_expire" => ms(self.antic_expire),
+            "version" => self.v2612 as i64,
             "close_req_ms_quirk" => self.close_req_ms_quirk as i64,
             "front_merge_dir_quirk" => self.front_merge_dir_quirk as i64,
             "dispatched_until_activate_quirk" => self.dispatched_until_activate_quirk as i64,
@@ -693,6 +740,7 @@ impl Scheduler for Anticipatory {
             "read_batch_expire" => self.batch_expire[SYNC] = j,
             "write_batch_expire" => self.batch_expire[ASYNC] = j,
             "antic_expire" => self.antic_expire = j,
+            "version" => self.v2612 = v == 1,
             "close_req_ms_quirk" => self.close_req_ms_quirk = v != 0,
             "front_merge_dir_quirk" => self.front_merge_dir_quirk = v != 0,
             "dispatched_until_activate_quirk" => self.dispatched_until_activate_quirk = v != 0,
@@ -908,10 +956,7 @@ impl Scheduler for Anticipatory {
     }
 
     fn activate(&mut self, _now: Instant, rq: &Request) {
-        let r = self
-            .rqs
-            .get_mut(&rq.id)
-            .expect("activate of unknown request");
+        let r = self.rqs.get_mut(&rq.id).expect("activate of unknown request");
         debug_assert_eq!(r.state, RqState::Dispatched);
         r.state = RqState::Removed;
         let ioc = r.ioc;
@@ -923,10 +968,7 @@ impl Scheduler for Anticipatory {
     }
 
     fn deactivate(&mut self, _now: Instant, rq: &Request) {
-        let r = self
-            .rqs
-            .get_mut(&rq.id)
-            .expect("deactivate of unknown request");
+        let r = self.rqs.get_mut(&rq.id).expect("deactivate of unknown request");
         r.state = RqState::Dispatched;
         let ioc = r.ioc;
         if self.dispatched_until_activate_quirk
@@ -938,10 +980,7 @@ impl Scheduler for Anticipatory {
 
     fn completed(&mut self, now: Instant, rq: &Request, _status: Status, ctx: &mut Ctx) {
         let now_j = self.hz.jiffies(now);
-        let r = self
-            .rqs
-            .remove(&rq.id)
-            .expect("completion of a request AS does not know");
+        let r = self.rqs.remove(&rq.id).expect("completion of a request AS does not know");
         debug_assert_eq!(r.state, RqState::Removed);
         if !self.dispatched_until_activate_quirk
             && let Some(a) = self.aics.get_mut(&r.ioc)
@@ -973,19 +1012,8 @@ impl Scheduler for Anticipatory {
         self.put_io_context(r.ioc, r.class == SYNC, now_j);
     }
 
-    fn may_queue(
-        &mut self,
-        _now: Instant,
-        owner: Owner,
-        _prio: IoPrio,
-        _dir: Dir,
-        _sync: bool,
-    ) -> MayQueue {
-        if self.antic_status.waiting() && self.io_context == Some(owner) {
-            MayQueue::Must
-        } else {
-            MayQueue::May
-        }
+    fn may_queue(&mut self, _now: Instant, owner: Owner, _prio: IoPrio, _dir: Dir, _sync: bool) -> MayQueue {
+        if self.antic_status.waiting() && self.io_context == Some(owner) { MayQueue::Must } else { MayQueue::May }
     }
 
     fn owner_exited(&mut self, _now: Instant, owner: Owner, _ctx: &mut Ctx) {
@@ -1019,30 +1047,13 @@ impl Scheduler for Anticipatory {
         let mut v = vec![
             ("antic_status".into(), self.antic_status.name().into()),
             ("batch_dir".into(), dir(self.batch_dir).into()),
-            (
-                "changed_batch".into(),
-                (self.changed_batch as u8).to_string(),
-            ),
+            ("changed_batch".into(), (self.changed_batch as u8).to_string()),
             ("new_batch".into(), (self.new_batch as u8).to_string()),
-            (
-                "current_batch_expires".into(),
-                self.current_batch_expires.to_string(),
-            ),
-            (
-                "write_batch_count".into(),
-                self.write_batch_count.to_string(),
-            ),
-            (
-                "current_write_count".into(),
-                self.current_write_count.to_string(),
-            ),
+            ("current_batch_expires".into(), self.current_batch_expires.to_string()),
+            ("write_batch_count".into(), self.write_batch_count.to_string()),
+            ("current_write_count".into(), self.current_write_count.to_string()),
             ("nr_dispatched".into(), self.nr_dispatched.to_string()),
-            (
-                "io_context".into(),
-                self.io_context
-                    .map(|o| o.to_string())
-                    .unwrap_or_else(|| "-".into()),
-            ),
+            ("io_context".into(), self.io_context.map(|o| o.to_string()).unwrap_or_else(|| "-".into())),
             ("ioc_finished".into(), (self.ioc_finished as u8).to_string()),
             ("antic_start".into(), self.antic_start.to_string()),
             ("exit_prob".into(), self.exit_prob.to_string()),

@@ -24,8 +24,8 @@
 
 use crate::common::{Fifo, IoStats, SortTree, choose_by_position};
 use iosched_core::{
-    Ctx, Decision, Dir, FastMap, Hz, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId,
-    Request, Scheduler, Spec, Status,
+    Ctx, Decision, Dir, FastMap, Hz, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request, Scheduler,
+    Spec, Status,
 };
 
 const ASYNC: usize = 0;
@@ -33,12 +33,7 @@ const SYNC: usize = 1;
 const UINT_MAX: i64 = u32::MAX as i64;
 
 const TUNABLES: &[Spec] = &[
-    Spec::count(
-        "quantum",
-        1,
-        UINT_MAX,
-        "maximum requests moved from one queue in one dispatch round",
-    ),
+    Spec::count("quantum", 1, UINT_MAX, "maximum requests moved from one queue in one dispatch round"),
     Spec::millis(
         "fifo_expire_sync",
         1,
@@ -51,42 +46,12 @@ const TUNABLES: &[Spec] = &[
         UINT_MAX,
         "age after which the async queue's oldest request is served out of order",
     ),
-    Spec::kib(
-        "back_seek_max",
-        0,
-        UINT_MAX,
-        "longest backward seek the in-queue elevator accepts",
-    ),
-    Spec::count(
-        "back_seek_penalty",
-        1,
-        UINT_MAX,
-        "cost multiplier of a backward seek against a forward one",
-    ),
-    Spec::millis(
-        "slice_sync",
-        1,
-        UINT_MAX,
-        "base time slice of a sync queue (scaled by priority level)",
-    ),
-    Spec::millis(
-        "slice_async",
-        1,
-        UINT_MAX,
-        "base time slice of an async queue (scaled by priority level)",
-    ),
-    Spec::count(
-        "slice_async_rq",
-        1,
-        UINT_MAX,
-        "base request budget of an async slice (scaled by priority level)",
-    ),
-    Spec::millis(
-        "slice_idle",
-        0,
-        UINT_MAX,
-        "how long an empty sync queue waits for its next request (0 = never idle)",
-    ),
+    Spec::kib("back_seek_max", 0, UINT_MAX, "longest backward seek the in-queue elevator accepts"),
+    Spec::count("back_seek_penalty", 1, UINT_MAX, "cost multiplier of a backward seek against a forward one"),
+    Spec::millis("slice_sync", 1, UINT_MAX, "base time slice of a sync queue (scaled by priority level)"),
+    Spec::millis("slice_async", 1, UINT_MAX, "base time slice of an async queue (scaled by priority level)"),
+    Spec::count("slice_async_rq", 1, UINT_MAX, "base request budget of an async slice (scaled by priority level)"),
+    Spec::millis("slice_idle", 0, UINT_MAX, "how long an empty sync queue waits for its next request (0 = never idle)"),
     Spec::boolean(
         "defer_slice_start",
         "2007 change 44f7c160: a slice starts at the queue's first completion, not at its first dispatch (0 = 2.6.20)",
@@ -343,10 +308,7 @@ impl Cfq {
             let mut last = NIL;
             let mut c = self.heads[l];
             while c != NIL && self.q(c).queue_new {
-                debug_assert!(
-                    self.q(c).in_run,
-                    "queue {c} in the leading new run but not marked"
-                );
+                debug_assert!(self.q(c).in_run, "queue {c} in the leading new run but not marked");
                 last = c;
                 c = self.q(c).next;
             }
@@ -361,11 +323,7 @@ impl Cfq {
     /// Grow the leading run of new queues forward from its end.
     fn extend_run(&mut self, l: u8) {
         let li = l as usize;
-        let mut c = if self.run_last[li] == NIL {
-            self.heads[li]
-        } else {
-            self.q(self.run_last[li]).next
-        };
+        let mut c = if self.run_last[li] == NIL { self.heads[li] } else { self.q(self.run_last[li]).next };
         while c != NIL && self.q(c).queue_new {
             self.qm(c).in_run = true;
             self.run_last[li] = c;
@@ -376,11 +334,7 @@ impl Cfq {
     /// Insert `id` into list `l` before `before` (NIL = at the tail).
     fn list_insert_before(&mut self, id: QId, l: u8, before: QId) {
         let li = l as usize;
-        let prev = if before == NIL {
-            self.tails[li]
-        } else {
-            self.q(before).prev
-        };
+        let prev = if before == NIL { self.tails[li] } else { self.q(before).prev };
         {
             let q = self.qm(id);
             debug_assert_eq!(q.list, LIST_NONE);
@@ -413,11 +367,7 @@ impl Cfq {
                     }
                     c = self.q(c).next;
                 }
-                self.run_last[li] = if prev != NIL && self.q(prev).in_run {
-                    prev
-                } else {
-                    NIL
-                };
+                self.run_last[li] = if prev != NIL && self.q(prev).in_run { prev } else { NIL };
             }
         } else {
             self.extend_run(l);
@@ -503,11 +453,7 @@ impl Cfq {
         if matches(first) {
             return Some(first);
         }
-        self.hash_more
-            .get(&key)?
-            .iter()
-            .copied()
-            .find(|&id| matches(id))
+        self.hash_more.get(&key)?.iter().copied().find(|&id| matches(id))
     }
 
     /// `cfq_init_prio_data`: class and level a queue gets from its task's priority.
@@ -628,11 +574,7 @@ impl Cfq {
     }
 
     fn key_for(rq: &Request) -> QKey {
-        if rq.is_sync() {
-            QKey::Sync(rq.owner)
-        } else {
-            QKey::Async
-        }
+        if rq.is_sync() { QKey::Sync(rq.owner) } else { QKey::Async }
     }
 
     // ---------------------------------------------------------------------------------
@@ -665,10 +607,7 @@ impl Cfq {
         let q = self.q(qid);
         let s = self.rqs[&id].rq.sector;
         let prev = q.sort.prev(s);
-        let next = q
-            .sort
-            .next(s)
-            .or_else(|| q.sort.first().filter(|&f| f != id));
+        let next = q.sort.next(s).or_else(|| q.sort.first().filter(|&f| f != id));
         self.choose_req(next, prev)
     }
 
@@ -752,11 +691,7 @@ impl Cfq {
 
     /// Has the queue used its slice? (2.6.20: `time_after(now, slice_end)`.)
     fn slice_used(&self, q: &Cfqq, now_j: u64) -> bool {
-        if self.defer_slice_start {
-            !q.slice_new && now_j >= q.slice_end
-        } else {
-            now_j > q.slice_end
-        }
+        if self.defer_slice_start { !q.slice_new && now_j >= q.slice_end } else { now_j > q.slice_end }
     }
 
     fn schedule_dispatch(&self, ctx: &mut Ctx) {
@@ -781,16 +716,8 @@ impl Cfq {
         q.queue_new = false;
         q.slice_left = if inverted {
             // QUIRK-CFQ-3: stores slice_end - now (wrapped) when the slice is used.
-            if used {
-                q.slice_end.wrapping_sub(now_j) & 0xffff_ffff
-            } else {
-                0
-            }
-        } else if q.slice_end > now_j {
-            q.slice_end - now_j
-        } else {
-            0
-        };
+            if used { q.slice_end.wrapping_sub(now_j) & 0xffff_ffff } else { 0 }
+        } else { q.slice_end.saturating_sub(now_j) };
         if q.on_rr {
             self.resort_rr_list(id, preempted);
         }
@@ -1009,11 +936,7 @@ impl Cfq {
         if aq.is_idle_class() {
             return true;
         }
-        let waiting = if self.preempt_new_queue_quirk {
-            nq.wait_request
-        } else {
-            aq.wait_request
-        };
+        let waiting = if self.preempt_new_queue_quirk { nq.wait_request } else { aq.wait_request };
         if !waiting {
             return false;
         }
@@ -1191,15 +1114,7 @@ impl Scheduler for Cfq {
         };
         self.qm(qid).refs += 1; // the request's reference
         self.cics.get_mut(&owner).unwrap().refs += 1;
-        self.rqs.insert(
-            rq.id,
-            CfqRq {
-                rq: *rq,
-                q: qid,
-                fifo_key: 0,
-                cic: owner,
-            },
-        );
+        self.rqs.insert(rq.id, CfqRq { rq: *rq, q: qid, fifo_key: 0, cic: owner });
         self.nr_sorted += 1;
         self.add_rq_rb(rq.id, now_j, ctx);
         let key = self.qm(qid).fifo.push_back(rq.id);
@@ -1294,11 +1209,7 @@ impl Scheduler for Cfq {
             q.must_dispatch = false;
             q.wait_request = false;
             self.idle_slice_timer = None;
-            let max = if self.q(id).is_idle_class() {
-                1
-            } else {
-                self.quantum
-            };
+            let max = if self.q(id).is_idle_class() { 1 } else { self.quantum };
             dispatched += self.dispatch_round(id, max, now_j, ctx);
             if self.q(id).idle_window && self.active_queue.is_some() {
                 break;
@@ -1310,9 +1221,7 @@ impl Scheduler for Cfq {
         } else if self.busy_queues == 0 {
             Decision::Empty
         } else {
-            Decision::Idle {
-                until: self.poll_timeout(),
-            }
+            Decision::Idle { until: self.poll_timeout() }
         }
     }
 
@@ -1346,10 +1255,7 @@ impl Scheduler for Cfq {
 
     fn completed(&mut self, now: Instant, rq: &Request, _status: Status, ctx: &mut Ctx) {
         let now_j = self.hz.jiffies(now);
-        let r = self
-            .rqs
-            .remove(&rq.id)
-            .expect("completion of a request CFQ does not know");
+        let r = self.rqs.remove(&rq.id).expect("completion of a request CFQ does not know");
         let sync = r.rq.is_sync();
         let qid = r.q;
         self.rq_in_driver -= 1;
@@ -1385,19 +1291,8 @@ impl Scheduler for Cfq {
         self.maybe_forget_cic(r.cic);
     }
 
-    fn may_queue(
-        &mut self,
-        _now: Instant,
-        owner: Owner,
-        prio: IoPrio,
-        dir: Dir,
-        sync: bool,
-    ) -> MayQueue {
-        let key = if dir == Dir::Read || sync {
-            QKey::Sync(owner)
-        } else {
-            QKey::Async
-        };
+    fn may_queue(&mut self, _now: Instant, owner: Owner, prio: IoPrio, dir: Dir, sync: bool) -> MayQueue {
+        let key = if dir == Dir::Read || sync { QKey::Sync(owner) } else { QKey::Async };
         let Some(id) = self.find_hash(key, prio) else {
             return MayQueue::May;
         };
@@ -1464,32 +1359,14 @@ impl Scheduler for Cfq {
 
     fn debug_state(&self) -> Vec<(String, String)> {
         let mut v = vec![
-            (
-                "active_queue".into(),
-                self.active_queue
-                    .map(|q| self.qname(q))
-                    .unwrap_or_else(|| "-".into()),
-            ),
+            ("active_queue".into(), self.active_queue.map(|q| self.qname(q)).unwrap_or_else(|| "-".into())),
             ("busy_queues".into(), self.busy_queues.to_string()),
             ("dispatch_slice".into(), self.dispatch_slice.to_string()),
             ("rq_in_driver".into(), self.rq_in_driver.to_string()),
             ("hw_tag".into(), (self.hw_tag as u8).to_string()),
-            (
-                "idle_slice_timer".into(),
-                self.idle_slice_timer
-                    .map(|j| j.to_string())
-                    .unwrap_or_else(|| "-".into()),
-            ),
-            (
-                "idle_class_timer".into(),
-                self.idle_class_timer
-                    .map(|j| j.to_string())
-                    .unwrap_or_else(|| "-".into()),
-            ),
-            (
-                "cur_prio".into(),
-                format!("{}..{}", self.cur_prio, self.cur_end_prio),
-            ),
+            ("idle_slice_timer".into(), self.idle_slice_timer.map(|j| j.to_string()).unwrap_or_else(|| "-".into())),
+            ("idle_class_timer".into(), self.idle_class_timer.map(|j| j.to_string()).unwrap_or_else(|| "-".into())),
+            ("cur_prio".into(), format!("{}..{}", self.cur_prio, self.cur_end_prio)),
         ];
         for l in (0..8u8).chain([LIST_CUR, LIST_BUSY, LIST_IDLE]) {
             let ids = self.list_ids(l);
@@ -1498,9 +1375,7 @@ impl Scheduler for Cfq {
                 v.push((Self::list_name(l), names.join(",")));
             }
         }
-        let mut ids: Vec<QId> = (0..self.queues.len() as QId)
-            .filter(|&i| self.queues[i as usize].is_some())
-            .collect();
+        let mut ids: Vec<QId> = (0..self.queues.len() as QId).filter(|&i| self.queues[i as usize].is_some()).collect();
         ids.sort_by_key(|&i| self.q(i).key);
         for id in ids {
             let q = self.q(id);

@@ -22,25 +22,16 @@
 
 use crate::common::{KeyedList, SortTree};
 use iosched_core::{
-    Ctx, Decision, Dir, FastMap, Instant, IoPrio, MayQueue, MergeKind, Owner, QueueConfig, ReqId,
-    Request, Scheduler, Spec,
+    Ctx, Decision, Dir, FastMap, Instant, IoPrio, MayQueue, MergeKind, Owner, QueueConfig, ReqId, Request, Scheduler,
+    Spec,
 };
 
 const VERSIONS: &[&str] = &["2003", "2.6.6", "2.6.8"];
 const V2003: i64 = 0;
 
 const TUNABLES: &[Spec] = &[
-    Spec::choice(
-        "version",
-        VERSIONS,
-        "2003 = CFQ #2 in 2.5.61-mm1; 2.6.6 / 2.6.8 = the mainline v1 releases",
-    ),
-    Spec::count(
-        "quantum",
-        1,
-        i32::MAX as i64,
-        "minimum number of requests moved to the dispatch list per refill",
-    ),
+    Spec::choice("version", VERSIONS, "2003 = CFQ #2 in 2.5.61-mm1; 2.6.6 / 2.6.8 = the mainline v1 releases"),
+    Spec::count("quantum", 1, i32::MAX as i64, "minimum number of requests moved to the dispatch list per refill"),
     Spec::count(
         "queued",
         1,
@@ -158,19 +149,14 @@ impl CfqV1 {
                 pos
             }
         } else {
-            (0..n)
-                .find(|&i| list.get(i).unwrap().sector > rq.sector)
-                .unwrap_or(n)
+            (0..n).find(|&i| list.get(i).unwrap().sector > rq.sector).unwrap_or(n)
         };
         ctx.list.insert(pos, rq);
     }
 
     /// Move the lowest-sector request of `owner`'s queue to the dispatch list.
     fn move_one(&mut self, owner: Owner, ctx: &mut Ctx) -> bool {
-        let id = self.queues[&owner]
-            .tree
-            .first()
-            .expect("busy queue with empty tree");
+        let id = self.queues[&owner].tree.first().expect("busy queue with empty tree");
         self.take_from_tree(id);
         let rq = self.rqs.remove(&id).unwrap().0;
         self.nr -= 1;
@@ -267,20 +253,17 @@ impl Scheduler for CfqV1 {
         let mut moved = 0;
         loop {
             let mut nonempty_after = 0;
-            let pass: Vec<Owner> = if self.rr_head_quirk {
-                Vec::new()
-            } else {
-                self.rr_list.to_vec()
-            };
+            let pass: Vec<Owner> = if self.rr_head_quirk { Vec::new() } else { self.rr_list.to_vec() };
             let n = self.rr_list.len();
-            for i in 0..n {
+            let mut rest = pass.iter().copied();
+            for _ in 0..n {
                 let owner = if self.rr_head_quirk {
                     match self.rr_list.front() {
                         Some(o) => o,
                         None => break,
                     }
                 } else {
-                    let o = pass[i];
+                    let Some(o) = rest.next() else { break };
                     if !self.queues.contains_key(&o) {
                         continue;
                     }
@@ -302,14 +285,7 @@ impl Scheduler for CfqV1 {
         while self.dispatch(now, ctx) == Decision::Dispatch {}
     }
 
-    fn may_queue(
-        &mut self,
-        _now: Instant,
-        owner: Owner,
-        _prio: IoPrio,
-        dir: Dir,
-        _sync: bool,
-    ) -> MayQueue {
+    fn may_queue(&mut self, _now: Instant, owner: Owner, _prio: IoPrio, dir: Dir, _sync: bool) -> MayQueue {
         let busy = self.rr_list.len() as u64;
         let Some(q) = self.queues.get(&owner) else {
             return self.exempt();
@@ -324,11 +300,7 @@ impl Scheduler for CfqV1 {
                 return MayQueue::May;
             }
             let limit = self.nr_requests.saturating_sub(qmin) / busy;
-            return if queued > limit {
-                MayQueue::No
-            } else {
-                MayQueue::May
-            };
+            return if queued > limit { MayQueue::No } else { MayQueue::May };
         }
         // 2.6.x: only consulted when the pool is full; a non-zero answer exempts the task.
         let mut limit = self.nr_requests.saturating_sub(qmin) / busy;
@@ -337,11 +309,7 @@ impl Scheduler for CfqV1 {
         } else if limit > self.max_queued {
             limit = self.max_queued;
         }
-        if queued > limit {
-            MayQueue::May
-        } else {
-            MayQueue::Must
-        }
+        if queued > limit { MayQueue::May } else { MayQueue::Must }
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
@@ -360,29 +328,13 @@ impl Scheduler for CfqV1 {
     }
 
     fn debug_state(&self) -> Vec<(String, String)> {
-        let order: Vec<String> = self
-            .rr_list
-            .to_vec()
-            .iter()
-            .map(|o| o.to_string())
-            .collect();
-        let mut v = vec![
-            ("rr_list".into(), order.join(",")),
-            ("busy_queues".into(), self.rr_list.len().to_string()),
-        ];
+        let order: Vec<String> = self.rr_list.to_vec().iter().map(|o| o.to_string()).collect();
+        let mut v = vec![("rr_list".into(), order.join(",")), ("busy_queues".into(), self.rr_list.len().to_string())];
         let mut owners: Vec<_> = self.queues.keys().copied().collect();
         owners.sort();
         for o in owners {
             let q = &self.queues[&o];
-            v.push((
-                format!("queue.{o}"),
-                format!(
-                    "pending={} queued={}/{}",
-                    q.tree.len(),
-                    q.queued[0],
-                    q.queued[1]
-                ),
-            ));
+            v.push((format!("queue.{o}"), format!("pending={} queued={}/{}", q.tree.len(), q.queued[0], q.queued[1])));
         }
         v
     }
@@ -392,10 +344,6 @@ impl CfqV1 {
     /// 2.6.x answer when the task has no queue or nothing is busy: exempt (allowed even
     /// when the pool is full); 2003: allowed.
     fn exempt(&self) -> MayQueue {
-        if self.version == V2003 {
-            MayQueue::May
-        } else {
-            MayQueue::Must
-        }
+        if self.version == V2003 { MayQueue::May } else { MayQueue::Must }
     }
 }

@@ -144,10 +144,7 @@ pub fn choose_by_position(
         (Some(a), Some(b)) if a.1 == b.1 => return Some(b),
         (Some(a), Some(b)) => (a, b),
     };
-    match (
-        seek_cost(a.0, last, back_max, back_penalty),
-        seek_cost(b.0, last, back_max, back_penalty),
-    ) {
+    match (seek_cost(a.0, last, back_max, back_penalty), seek_cost(b.0, last, back_max, back_penalty)) {
         (Some(_), None) => Some(a),
         (None, Some(_)) => Some(b),
         (None, None) => Some(if a.0 <= b.0 { a } else { b }),
@@ -220,29 +217,13 @@ mod tests {
         let last = 1000;
         let fwd = Some((1100, 1));
         let back = Some((960, 2)); // 40 back, cost 80 < 100
-        assert_eq!(
-            choose_by_position(fwd, back, last, 1 << 20, 2).unwrap().1,
-            2
-        );
+        assert_eq!(choose_by_position(fwd, back, last, 1 << 20, 2).unwrap().1, 2);
         let back = Some((940, 2)); // cost 120 > 100
-        assert_eq!(
-            choose_by_position(fwd, back, last, 1 << 20, 2).unwrap().1,
-            1
-        );
+        assert_eq!(choose_by_position(fwd, back, last, 1 << 20, 2).unwrap().1, 1);
         // Both wrap: the lower sector starts the next sweep.
-        assert_eq!(
-            choose_by_position(Some((5, 1)), Some((3, 2)), 10_000_000, 16, 2)
-                .unwrap()
-                .1,
-            2
-        );
+        assert_eq!(choose_by_position(Some((5, 1)), Some((3, 2)), 10_000_000, 16, 2).unwrap().1, 2);
         // Tie: higher sector.
-        assert_eq!(
-            choose_by_position(Some((1010, 1)), Some((995, 2)), 1000, 1 << 20, 2)
-                .unwrap()
-                .1,
-            1
-        );
+        assert_eq!(choose_by_position(Some((1010, 1)), Some((995, 2)), 1000, 1 << 20, 2).unwrap().1, 1);
     }
 }
 
@@ -257,11 +238,7 @@ pub struct KeyedList<K: Copy + Eq + std::hash::Hash> {
 
 impl<K: Copy + Eq + std::hash::Hash> Default for KeyedList<K> {
     fn default() -> Self {
-        KeyedList {
-            links: Default::default(),
-            head: None,
-            tail: None,
-        }
+        KeyedList { links: Default::default(), head: None, tail: None }
     }
 }
 

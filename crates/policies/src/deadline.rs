@@ -14,39 +14,19 @@
 //! `writes_starved + 1` direction choices.
 
 use crate::common::{Fifo, SortTree};
-use iosched_core::{
-    Ctx, Decision, Dir, FastMap, Hz, Instant, MergeKind, ReqId, Request, Scheduler, Spec,
-};
+use iosched_core::{Ctx, Decision, Dir, FastMap, Hz, Instant, MergeKind, ReqId, Request, Scheduler, Spec};
 
 const TUNABLES: &[Spec] = &[
-    Spec::millis(
-        "read_expire",
-        0,
-        i32::MAX as i64,
-        "deadline given to a read at insertion",
-    ),
-    Spec::millis(
-        "write_expire",
-        0,
-        i32::MAX as i64,
-        "deadline given to a write at insertion",
-    ),
+    Spec::millis("read_expire", 0, i32::MAX as i64, "deadline given to a read at insertion"),
+    Spec::millis("write_expire", 0, i32::MAX as i64, "deadline given to a write at insertion"),
     Spec::count(
         "writes_starved",
         i32::MIN as i64,
         i32::MAX as i64,
         "read batches allowed while writes wait before writes get a batch",
     ),
-    Spec::count(
-        "fifo_batch",
-        0,
-        i32::MAX as i64,
-        "maximum requests in one batch",
-    ),
-    Spec::boolean(
-        "front_merges",
-        "look up front-merge candidates in the sort tree",
-    ),
+    Spec::count("fifo_batch", 0, i32::MAX as i64, "maximum requests in one batch"),
+    Spec::boolean("front_merges", "look up front-merge candidates in the sort tree"),
     Spec::boolean(
         "batch_requires_contiguity",
         "2.6.20: a batch continues only across exactly contiguous requests (0 = later kernels: any gap allowed)",
@@ -185,14 +165,7 @@ impl Scheduler for Deadline {
     fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {
         let d = rq.dir().index();
         let deadline = self.hz.jiffies(now) + self.fifo_expire[d];
-        self.rqs.insert(
-            rq.id,
-            DlRq {
-                rq: *rq,
-                deadline,
-                fifo_key: 0,
-            },
-        );
+        self.rqs.insert(rq.id, DlRq { rq: *rq, deadline, fifo_key: 0 });
         self.add_rq_rb(rq.id, ctx);
         let key = self.fifo[d].push_back(rq.id);
         self.rqs.get_mut(&rq.id).unwrap().fifo_key = key;

@@ -43,28 +43,16 @@ impl Scheduler for Noop {
         self.rqs.insert(rq.id, (*rq, key));
     }
 
-    fn merged(
-        &mut self,
-        _now: Instant,
-        rq: &Request,
-        _kind: iosched_core::MergeKind,
-        _ctx: &mut Ctx,
-    ) {
+    fn merged(&mut self, _now: Instant, rq: &Request, _kind: iosched_core::MergeKind, _ctx: &mut Ctx) {
         if let Some(e) = self.rqs.get_mut(&rq.id) {
             e.0 = *rq;
         }
     }
 
     fn merge_requests(&mut self, _now: Instant, rq: &Request, next: &Request) {
-        let (_, key) = self
-            .rqs
-            .remove(&next.id)
-            .expect("merged request not queued");
+        let (_, key) = self.rqs.remove(&next.id).expect("merged request not queued");
         self.fifo.remove(key);
-        self.rqs
-            .get_mut(&rq.id)
-            .expect("surviving request not queued")
-            .0 = *rq;
+        self.rqs.get_mut(&rq.id).expect("surviving request not queued").0 = *rq;
     }
 
     fn former(&self, rq: &Request) -> Option<ReqId> {

@@ -56,9 +56,7 @@ pub const SCHEDULERS: &[Info] = &[
 
 fn lookup(name: &str) -> Option<&'static Info> {
     let n = name.trim().to_ascii_lowercase();
-    SCHEDULERS
-        .iter()
-        .find(|i| i.name == n || i.aliases.contains(&n.as_str()))
+    SCHEDULERS.iter().find(|i| i.name == n || i.aliases.contains(&n.as_str()))
 }
 
 fn all_names() -> Vec<String> {
@@ -139,17 +137,9 @@ impl SchedSpec {
                 let val = spec.parse(v)?;
                 sched.set_tunable(k, val);
             } else if !cfg.set(k, v)? {
-                let mut allowed: Vec<String> = sched
-                    .tunables()
-                    .iter()
-                    .map(|s| s.name.to_string())
-                    .collect();
+                let mut allowed: Vec<String> = sched.tunables().iter().map(|s| s.name.to_string()).collect();
                 allowed.extend(QUEUE_TUNABLES.iter().map(|s| s.name.to_string()));
-                return Err(TunableError::UnknownTunable {
-                    scheduler: self.name.into(),
-                    name: k.clone(),
-                    allowed,
-                });
+                return Err(TunableError::UnknownTunable { scheduler: self.name.into(), name: k.clone(), allowed });
             }
         }
         Ok((cfg, sched))
@@ -169,18 +159,13 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
     for raw in text.split(',') {
         let item = raw.trim();
         if item.is_empty() {
-            return Err(TunableError::Syntax {
-                spec: text.into(),
-                expected: "no empty items between commas".into(),
-            });
+            return Err(TunableError::Syntax { spec: text.into(), expected: "no empty items between commas".into() });
         }
         if item.contains('=') && !item.contains(':') {
             let Some(last) = out.last_mut().filter(|_| open) else {
                 return Err(TunableError::Syntax {
                     spec: text.into(),
-                    expected: format!(
-                        "setting `{item}` must follow a scheduler name and a colon, e.g. as:{item}"
-                    ),
+                    expected: format!("setting `{item}` must follow a scheduler name and a colon, e.g. as:{item}"),
                 });
             };
             let (k, v) = split_kv(item, text)?;
@@ -193,15 +178,9 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
             Some((n, rest)) => (n.trim(), Some(rest.trim())),
             None => (item, None),
         };
-        let info = lookup(name).ok_or_else(|| TunableError::UnknownScheduler {
-            name: name.to_string(),
-            allowed: all_names(),
-        })?;
-        let mut spec = SchedSpec {
-            name: info.name,
-            settings: Vec::new(),
-            text: item.to_string(),
-        };
+        let info = lookup(name)
+            .ok_or_else(|| TunableError::UnknownScheduler { name: name.to_string(), allowed: all_names() })?;
+        let mut spec = SchedSpec { name: info.name, settings: Vec::new(), text: item.to_string() };
         open = first.is_some();
         if let Some(kv) = first {
             let (k, v) = split_kv(kv, text)?;
@@ -210,10 +189,7 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
         out.push(spec);
     }
     if out.is_empty() {
-        return Err(TunableError::Syntax {
-            spec: text.into(),
-            expected: "at least one scheduler name".into(),
-        });
+        return Err(TunableError::Syntax { spec: text.into(), expected: "at least one scheduler name".into() });
     }
     Ok(out)
 }
@@ -223,10 +199,7 @@ fn split_kv(item: &str, whole: &str) -> Result<(String, String), TunableError> {
         Some((k, v)) if !k.trim().is_empty() && !v.trim().is_empty() => {
             Ok((k.trim().to_string(), v.trim().to_string()))
         }
-        _ => Err(TunableError::Syntax {
-            spec: whole.into(),
-            expected: format!("`key=value`, got `{item}`"),
-        }),
+        _ => Err(TunableError::Syntax { spec: whole.into(), expected: format!("`key=value`, got `{item}`") }),
     }
 }
 
@@ -246,10 +219,6 @@ mod tests {
     #[test]
     fn setting_without_colon_is_an_error() {
         let e = parse_list("as,antic_expire=0").unwrap_err();
-        assert!(
-            e.to_string()
-                .contains("must follow a scheduler name and a colon"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("must follow a scheduler name and a colon"), "{e}");
     }
 }

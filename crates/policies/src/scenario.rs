@@ -78,10 +78,7 @@ fn parse_time(t: &str) -> Option<Instant> {
 
 impl Runner {
     fn err<T>(&self, msg: impl Into<String>) -> Result<T, ScenarioError> {
-        Err(ScenarioError {
-            line: self.line,
-            message: msg.into(),
-        })
+        Err(ScenarioError { line: self.line, message: msg.into() })
     }
 
     fn q(&mut self) -> Result<&mut Queue, ScenarioError> {
@@ -89,20 +86,14 @@ impl Runner {
             let Some(spec) = &self.spec else {
                 return self.err("no `sched` line before the first input");
             };
-            let q = spec.queue().map_err(|e| ScenarioError {
-                line: self.line,
-                message: e.to_string(),
-            })?;
+            let q = spec.queue().map_err(|e| ScenarioError { line: self.line, message: e.to_string() })?;
             self.queue = Some(q);
         }
         Ok(self.queue.as_mut().unwrap())
     }
 
     fn name(&self, id: u64) -> String {
-        self.by_id
-            .get(&id)
-            .cloned()
-            .unwrap_or_else(|| id.to_string())
+        self.by_id.get(&id).cloned().unwrap_or_else(|| id.to_string())
     }
 
     fn id(&self, name: &str) -> Result<u64, ScenarioError> {
@@ -138,12 +129,7 @@ impl Runner {
                 }
                 Event::Coalesced { id, into } => {
                     self.merges.insert(id, into);
-                    let _ = writeln!(
-                        self.out,
-                        "  -> coalesced {} into {}",
-                        self.name(id),
-                        self.name(into)
-                    );
+                    let _ = writeln!(self.out, "  -> coalesced {} into {}", self.name(id), self.name(into));
                 }
                 _ => {}
             }
@@ -179,10 +165,8 @@ impl Runner {
                     return self.err("`sched` after the first input");
                 }
                 let text = words[1..].join(" ");
-                let spec = SchedSpec::parse(&text).map_err(|e| ScenarioError {
-                    line: self.line,
-                    message: e.to_string(),
-                })?;
+                let spec =
+                    SchedSpec::parse(&text).map_err(|e| ScenarioError { line: self.line, message: e.to_string() })?;
                 self.spec = Some(spec);
             }
             "set" => {
@@ -199,10 +183,7 @@ impl Runner {
                     spec = spec.with_setting(k, v);
                 }
                 // Validate now, so the error points at this line.
-                spec.build().map_err(|e| ScenarioError {
-                    line: self.line,
-                    message: e.to_string(),
-                })?;
+                spec.build().map_err(|e| ScenarioError { line: self.line, message: e.to_string() })?;
                 self.spec = Some(spec);
             }
             "at" => {
@@ -291,10 +272,7 @@ impl Runner {
             } else if *opt == "meta" {
                 rq.meta = true;
             } else if let Some(p) = opt.strip_prefix("prio=") {
-                rq.prio = IoPrio::parse(p).map_err(|m| ScenarioError {
-                    line: self.line,
-                    message: m,
-                })?;
+                rq.prio = IoPrio::parse(p).map_err(|m| ScenarioError { line: self.line, message: m })?;
             } else {
                 return self.err(format!("unknown option `{opt}`"));
             }
@@ -320,12 +298,7 @@ impl Runner {
             Admission::Merged { into, kind } => {
                 self.admissions.insert(id, "merged");
                 self.merges.insert(id, into);
-                let _ = writeln!(
-                    self.out,
-                    "  -> merged into {} ({:?})",
-                    self.name(into),
-                    kind
-                );
+                let _ = writeln!(self.out, "  -> merged into {} ({:?})", self.name(into), kind);
             }
         }
         self.settle()
@@ -336,7 +309,13 @@ impl Runner {
             Some("dispatch") => {
                 for item in &w[1..] {
                     let (name, at) = match item.split_once('@') {
-                        Some((n, t)) => (n, Some(parse_time(t).ok_or_else(|| ScenarioError { line: self.line, message: format!("bad time in `{item}`") })?)),
+                        Some((n, t)) => (
+                            n,
+                            Some(parse_time(t).ok_or_else(|| ScenarioError {
+                                line: self.line,
+                                message: format!("bad time in `{item}`"),
+                            })?),
+                        ),
                         None => (*item, None),
                     };
                     let want = self.id(name)?;
@@ -364,7 +343,10 @@ impl Runner {
                 let got = self.q()?.poll_timeout();
                 let want = match w.get(1) {
                     Some(&"none") => None,
-                    Some(t) => Some(parse_time(t).ok_or_else(|| ScenarioError { line: self.line, message: format!("bad time `{t}`") })?),
+                    Some(t) => Some(
+                        parse_time(t)
+                            .ok_or_else(|| ScenarioError { line: self.line, message: format!("bad time `{t}`") })?,
+                    ),
                     None => return self.err("expected `expect timeout TIME|none`"),
                 };
                 if got != want {
@@ -375,7 +357,9 @@ impl Runner {
             Some("state") => {
                 let state = self.q()?.scheduler().debug_state();
                 for kv in &w[1..] {
-                    let Some((k, v)) = kv.split_once('=') else { return self.err(format!("expected key=value, got `{kv}`")) };
+                    let Some((k, v)) = kv.split_once('=') else {
+                        return self.err(format!("expected key=value, got `{kv}`"));
+                    };
                     let got = state.iter().find(|(sk, _)| sk == k).map(|(_, sv)| sv.clone());
                     match got {
                         None => {
@@ -396,20 +380,28 @@ impl Runner {
                 }
             }
             Some("merged") => {
-                let (Some(a), Some(b)) = (w.get(1), w.get(2)) else { return self.err("expected `expect merged NAME INTO`") };
+                let (Some(a), Some(b)) = (w.get(1), w.get(2)) else {
+                    return self.err("expected `expect merged NAME INTO`");
+                };
                 let (a, b) = (self.id(a)?, self.id(b)?);
                 if self.merges.get(&a) != Some(&b) {
                     return self.err(format!("{} was not merged into {}", self.name(a), self.name(b)));
                 }
             }
             Some("inflight") => {
-                let Some(n) = w.get(1).and_then(|n| n.parse::<u32>().ok()) else { return self.err("expected `expect inflight N`") };
+                let Some(n) = w.get(1).and_then(|n| n.parse::<u32>().ok()) else {
+                    return self.err("expected `expect inflight N`");
+                };
                 let got = self.q()?.in_flight();
                 if got != n {
                     return self.err(format!("expected {n} in flight, got {got}"));
                 }
             }
-            _ => return self.err("expected one of: dispatch, none, timeout, state, admitted, waiting, queued, merged, inflight"),
+            _ => {
+                return self.err(
+                    "expected one of: dispatch, none, timeout, state, admitted, waiting, queued, merged, inflight",
+                );
+            }
         }
         Ok(())
     }

@@ -3,8 +3,16 @@
 //! lists writeback walks (oldest-dirtied inode first, pages in index order).
 //!
 //! A page is *locked* while a read fills it, *dirty* after a write until writeback picks
-//! it, under *writeback* until that write completes. Only clean, unlocked pages are on the
-//! LRU and can be reclaimed.
+//! it, under *writeback* until that write completes. Every page is on the LRU from the
+//! moment it is added (`add_to_page_cache_lru`), so the LRU orders pages by creation and
+//! last access, not by when writeback finished with them. Only clean, unlocked pages can
+//! be reclaimed: reclaim scans from the cold end and, like `shrink_list`, moves a page it
+//! cannot free (dirty, under writeback, locked) back to the hot end.
+//!
+//! That order matters for results: after tiobench's write phase the pages still cached are
+//! the last ones *written* (the tails of every file, since writers interleave under dirty
+//! throttling), which a later sequential read evicts before it reaches them, as on a real
+//! machine; ordering by writeback completion instead would leave whole files cached.
 
 use iosched_core::{FastMap, Instant};
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,6 +54,8 @@ pub struct PageCache {
     lru_head: PageId,
     lru_tail: PageId,
     lru_len: u64,
+    /// Reclaimable pages (up to date, not locked, dirty or under writeback).
+    nr_clean: u64,
     capacity: u64,
     pub nr_dirty: u64,
     pub nr_writeback: u64,
@@ -74,6 +84,7 @@ impl PageCache {
             lru_head: NIL,
             lru_tail: NIL,
             lru_len: 0,
+            nr_clean: 0,
             capacity: capacity_pages,
             nr_dirty: 0,
             nr_writeback: 0,
@@ -106,10 +117,8 @@ impl PageCache {
                     Lookup::Locked(p)
                 } else if pg.uptodate {
                     // mark_page_accessed: most recently used.
-                    if pg.on_lru {
-                        self.lru_remove(p);
-                        self.lru_push_head(p);
-                    }
+                    self.lru_remove(p);
+                    self.lru_push_head(p);
                     Lookup::Uptodate(p)
                 } else {
                     Lookup::Locked(p)
@@ -167,25 +176,34 @@ impl PageCache {
         self.lru_len += 1;
     }
 
-    /// Put a page on the LRU if it is clean and idle.
-    fn maybe_lru(&mut self, p: PageId) {
+    fn reclaimable(&self, p: PageId) -> bool {
         let pg = &self.pages[p as usize];
-        if !pg.on_lru && !pg.locked && !pg.dirty && !pg.writeback && pg.uptodate {
-            self.lru_push_head(p);
-        }
+        !pg.locked && !pg.dirty && !pg.writeback && pg.uptodate
     }
 
-    /// Evict the least recently used clean page; false if none can be evicted.
-    fn evict_one(&mut self) -> bool {
-        let p = self.lru_tail;
-        if p == NIL {
-            return false;
-        }
+    fn free_page(&mut self, p: PageId) {
         self.lru_remove(p);
         let key = (self.pages[p as usize].file, self.pages[p as usize].index);
         self.index.remove(&key);
         self.free_ids.push(p);
-        true
+        self.nr_clean -= 1;
+    }
+
+    /// Evict the coldest reclaimable page, rotating the pages it passes over to the hot
+    /// end; false if none can be evicted.
+    fn evict_one(&mut self) -> bool {
+        if self.nr_clean == 0 {
+            return false;
+        }
+        loop {
+            let p = self.lru_tail;
+            if self.reclaimable(p) {
+                self.free_page(p);
+                return true;
+            }
+            self.lru_remove(p);
+            self.lru_push_head(p);
+        }
     }
 
     /// Add a page (evicting if the cache is full). The page starts locked and not
@@ -218,8 +236,9 @@ impl PageCache {
             }
         };
         self.index.insert((file, index), p);
+        self.lru_push_head(p);
         if uptodate {
-            self.lru_push_head(p);
+            self.nr_clean += 1;
         }
         Some(p)
     }
@@ -227,9 +246,10 @@ impl PageCache {
     /// A read into the page completed: up to date and unlocked.
     pub fn read_done(&mut self, p: PageId) {
         let pg = &mut self.pages[p as usize];
+        debug_assert!(pg.locked && !pg.dirty && !pg.writeback);
         pg.locked = false;
         pg.uptodate = true;
-        self.maybe_lru(p);
+        self.nr_clean += 1;
     }
 
     /// Mark a present, up-to-date page dirty. Returns true if it was clean.
@@ -244,14 +264,11 @@ impl PageCache {
         if was {
             return false;
         }
-        if self.pages[p as usize].on_lru {
-            self.lru_remove(p);
+        if !self.pages[p as usize].writeback && !self.pages[p as usize].locked {
+            self.nr_clean -= 1;
         }
         self.nr_dirty += 1;
-        let d = self.dirty.entry(file).or_insert_with(|| InodeDirty {
-            since: now,
-            ..Default::default()
-        });
+        let d = self.dirty.entry(file).or_insert_with(|| InodeDirty { since: now, ..Default::default() });
         if d.pages.is_empty() {
             d.since = now;
             self.dirty_order.insert((now, file), ());
@@ -272,10 +289,7 @@ impl PageCache {
         self.nr_dirty -= 1;
         self.nr_writeback += 1;
         *self.writeback_by_file.entry(file).or_default() += 1;
-        let d = self
-            .dirty
-            .get_mut(&file)
-            .expect("dirty page of a clean inode");
+        let d = self.dirty.get_mut(&file).expect("dirty page of a clean inode");
         d.pages.remove(&index);
         if d.pages.is_empty() {
             let since = d.since;
@@ -297,7 +311,9 @@ impl PageCache {
         if *n == 0 {
             self.writeback_by_file.remove(&file);
         }
-        self.maybe_lru(p);
+        if self.reclaimable(p) {
+            self.nr_clean += 1;
+        }
     }
 
     /// Dirty inodes, oldest first.
@@ -321,21 +337,12 @@ impl PageCache {
             return Vec::new();
         };
         let start = d.writeback_index;
-        d.pages
-            .range(start..)
-            .chain(d.pages.range(..start))
-            .copied()
-            .collect()
+        d.pages.range(start..).chain(d.pages.range(..start)).copied().collect()
     }
 
     /// Forget a file's pages (unlink / truncate). Dirty pages are dropped.
     pub fn drop_file(&mut self, file: u32) {
-        let ids: Vec<PageId> = self
-            .index
-            .iter()
-            .filter(|((f, _), _)| *f == file)
-            .map(|(_, &p)| p)
-            .collect();
+        let ids: Vec<PageId> = self.index.iter().filter(|((f, _), _)| *f == file).map(|(_, &p)| p).collect();
         for p in ids {
             let pg = self.pages[p as usize].clone();
             if pg.locked || pg.writeback {
@@ -343,10 +350,10 @@ impl PageCache {
             }
             if pg.dirty {
                 self.nr_dirty -= 1;
+            } else {
+                self.nr_clean -= 1;
             }
-            if pg.on_lru {
-                self.lru_remove(p);
-            }
+            self.lru_remove(p);
             self.index.remove(&(pg.file, pg.index));
             self.free_ids.push(p);
         }
@@ -357,9 +364,17 @@ impl PageCache {
         }
     }
 
-    /// Clean pages on the LRU.
+    /// Drop every clean, idle page (`drop_caches`).
+    pub fn drop_clean(&mut self) {
+        let ids: Vec<PageId> = self.index.values().copied().filter(|&p| self.reclaimable(p)).collect();
+        for p in ids {
+            self.free_page(p);
+        }
+    }
+
+    /// Clean, idle (reclaimable) pages.
     pub fn clean_pages(&self) -> u64 {
-        self.lru_len
+        self.nr_clean
     }
 }
 
@@ -403,5 +418,34 @@ mod tests {
         }
         c.set_writeback_index(7, 3);
         assert_eq!(c.dirty_pages_cyclic(7), vec![3, 4, 0, 1, 2]);
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+
+    /// A sequential scan larger than the cache hits nothing under LRU.
+    #[test]
+    fn scan_after_write_misses() {
+        let mut c = PageCache::new(100);
+        // Write 250 pages (dirty, then written back in order).
+        for i in 0..250u64 {
+            let p = c.add(1, i, true).expect("a clean page to evict");
+            c.set_dirty(p, Instant::ZERO);
+            c.start_writeback(p);
+            c.end_writeback(p);
+        }
+        let mut hits = 0;
+        for i in 0..250u64 {
+            match c.lookup(1, i) {
+                Lookup::Uptodate(_) => hits += 1,
+                _ => {
+                    let p = c.add(1, i, false).unwrap();
+                    c.read_done(p);
+                }
+            }
+        }
+        assert_eq!(hits, 0);
     }
 }

@@ -38,21 +38,14 @@ pub struct Engine<E> {
 
 impl<E> Default for Engine<E> {
     fn default() -> Self {
-        Engine {
-            heap: BinaryHeap::new(),
-            seq: 0,
-        }
+        Engine { heap: BinaryHeap::new(), seq: 0 }
     }
 }
 
 impl<E> Engine<E> {
     pub fn schedule(&mut self, at: Instant, ev: E) {
         self.seq += 1;
-        self.heap.push(Entry {
-            at,
-            seq: self.seq,
-            ev,
-        });
+        self.heap.push(Entry { at, seq: self.seq, ev });
     }
     pub fn peek_time(&self) -> Option<Instant> {
         self.heap.peek().map(|e| e.at)

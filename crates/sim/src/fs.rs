@@ -90,10 +90,7 @@ pub struct Fs {
 impl Fs {
     /// A fresh filesystem of `total_blocks` 4 KiB blocks starting at `start_sector`.
     pub fn new(start_sector: u64, total_blocks: u64) -> Self {
-        assert!(
-            total_blocks >= BLOCKS_PER_GROUP,
-            "filesystem smaller than one block group"
-        );
+        assert!(total_blocks >= BLOCKS_PER_GROUP, "filesystem smaller than one block group");
         let ngroups = total_blocks / BLOCKS_PER_GROUP;
         let mut free = BTreeMap::new();
         for g in 0..ngroups {
@@ -101,12 +98,7 @@ impl Fs {
             let end = ((g + 1) * BLOCKS_PER_GROUP).min(total_blocks);
             free.insert(data_start, end - data_start);
         }
-        let groups = (0..ngroups)
-            .map(|_| Group {
-                next_inode: 0,
-                dirs: 0,
-            })
-            .collect();
+        let groups = (0..ngroups).map(|_| Group { next_inode: 0, dirs: 0 }).collect();
         let mut fs = Fs {
             start_sector,
             total_blocks: ngroups * BLOCKS_PER_GROUP,
@@ -220,10 +212,7 @@ impl Fs {
     }
 
     fn is_free(&self, b: u64) -> bool {
-        self.free
-            .range(..=b)
-            .next_back()
-            .is_some_and(|(&s, &l)| b < s + l)
+        self.free.range(..=b).next_back().is_some_and(|(&s, &l)| b < s + l)
     }
 
     /// Create a subdirectory. Directories under the root are spread over the groups;
@@ -237,9 +226,7 @@ impl Fs {
             self.dirs[parent.0 as usize].group
         };
         let inode = self.alloc_inode(group);
-        let block = self
-            .alloc_near(group * BLOCKS_PER_GROUP)
-            .expect("filesystem full");
+        let block = self.alloc_near(group * BLOCKS_PER_GROUP).expect("filesystem full");
         let id = DirId(self.dirs.len() as u32);
         self.dirs.push(Dir {
             name: name.to_string(),
@@ -297,11 +284,7 @@ impl Fs {
     /// if `fb` is past the direct blocks (single and double indirect trees are treated as a
     /// chain of 1024-block indirect blocks; the double-indirect block itself is ignored).
     fn indirect_key(fb: u64) -> Option<u64> {
-        if fb < DIRECT {
-            None
-        } else {
-            Some(DIRECT + (fb - DIRECT) / PER_INDIRECT * PER_INDIRECT)
-        }
+        if fb < DIRECT { None } else { Some(DIRECT + (fb - DIRECT) / PER_INDIRECT * PER_INDIRECT) }
     }
 
     /// Allocate file block `fb` if it is not allocated. Returns the metadata blocks this
@@ -326,10 +309,7 @@ impl Fs {
             self.files[f.0 as usize].indirect.insert(key, ib);
             new_meta.push(ib);
         }
-        let goal = self.files[f.0 as usize]
-            .last_block
-            .map(|b| b + 1)
-            .unwrap_or(goal);
+        let goal = self.files[f.0 as usize].last_block.map(|b| b + 1).unwrap_or(goal);
         let db = self.take_block(f, goal);
         let file = &mut self.files[f.0 as usize];
         // Extend the run ending just before, or start a new one.
@@ -349,10 +329,7 @@ impl Fs {
         file.blocks += 1;
         file.size = file.size.max((fb + 1) * BLOCK);
         let bitmap = self.bitmap_block(db);
-        Allocation {
-            bitmap: Some(bitmap),
-            new_meta,
-        }
+        Allocation { bitmap: Some(bitmap), new_meta }
     }
 
     /// Take a block for file `f`: its preallocation if it starts at goal, else a new
@@ -527,10 +504,7 @@ mod tests {
         assert_eq!(ind, b0 + 12);
         assert_eq!(fs.map(f, 12).unwrap(), b0 + 13);
         assert_eq!(fs.contiguous(f, 12, 10_000), 1024);
-        assert_eq!(
-            fs.indirect_for(f, 12 + 1024).unwrap(),
-            fs.map(f, 12 + 1023).unwrap() + 1
-        );
+        assert_eq!(fs.indirect_for(f, 12 + 1024).unwrap(), fs.map(f, 12 + 1023).unwrap() + 1);
     }
 
     #[test]

@@ -12,15 +12,15 @@
 use crate::cache::{Lookup, META, PageCache, PageId};
 use crate::engine::Engine;
 use crate::fs::{BLOCK, DirId, FileId, Fs, SECTORS_PER_BLOCK};
-use crate::profile::{CpuProfile, HostProfile};
-use crate::readahead::{RaAction, RaIo, RaOutcome, RaState};
+use crate::profile::{CpuProfile, HostProfile, Readahead};
+use crate::readahead::{Ra25, RaAction, RaIo, RaOutcome, RaState};
 use iosched_core::{
-    Dir, Duration, Env, Event, FastMap, Input, Instant, IoPrio, Op, Owner, Queue, ReqId, Request,
-    Segments, Status, Wake,
+    Dir, Duration, Env, Event, FastMap, FastSet, Input, Instant, IoPrio, Op, Owner, Queue, ReqId, Request, Segments,
+    Status, Wake,
 };
 use iosched_disk::{Device, DiskCommand};
 use std::cell::RefCell;
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 /// A task (process or thread).
@@ -114,6 +114,8 @@ pub enum SysOp {
     },
     /// Wait for a task to exit.
     WaitExit(TaskId),
+    /// `echo 1 > /proc/sys/vm/drop_caches`: drop clean, unused page-cache pages.
+    DropCaches,
     Exit,
 }
 
@@ -144,6 +146,7 @@ impl SysOp {
             SysOp::WaitCounter { .. } => "wait-counter",
             SysOp::Spawn { .. } => "spawn",
             SysOp::WaitExit(_) => "wait-exit",
+            SysOp::DropCaches => "drop-caches",
             SysOp::Exit => "exit",
         }
     }
@@ -169,11 +172,20 @@ impl Outcome {
 }
 
 /// What a program can see and do when choosing its next operation.
+impl std::fmt::Debug for ProgCtx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProgCtx").field("now", &self.now).field("task", &self.task).finish_non_exhaustive()
+    }
+}
+
 pub struct ProgCtx<'a> {
     pub now: Instant,
     pub task: TaskId,
     /// CPU time this task has used (user + system).
     pub cpu_time: Duration,
+    /// Bytes the device has read and written so far (completed requests).
+    pub device_read: u64,
+    pub device_written: u64,
     pub fs: &'a mut Fs,
     counters: &'a mut Vec<u64>,
     counter_bumped: &'a mut bool,
@@ -339,7 +351,10 @@ struct Task {
     bio_out: VecDeque<Request>,
     block_after: Option<Block>,
     unplug_before_block: bool,
-    ra: FastMap<u32, RaState>,
+    ra: FastMap<u32, FileRa>,
+    /// Unplug the queue once the queued bios are submitted (2.5 read-ahead's
+    /// `blk_run_queues`).
+    unplug_after_bios: bool,
     op_started: Instant,
     op_kind: &'static str,
     last_outcome: Option<Outcome>,
@@ -355,6 +370,22 @@ struct Task {
     wb: (i64, bool),
     /// Part of `debt` that is user time (Think).
     user_debt: Duration,
+    /// O(1) scheduler sleep credit: grows while blocked, drains while on a CPU.
+    sleep_avg: Duration,
+    /// Dynamic priority, recomputed from `sleep_avg` when the task wakes or its slice
+    /// ends (as `recalc_task_prio`/`effective_prio` do), not while it runs.
+    dprio: i32,
+    blocked_since: Instant,
+    /// When the current burn started, and its token (a preempted burn's CpuDone is stale).
+    burn_started: Instant,
+    burn_token: u64,
+}
+
+/// Per open file read-ahead state.
+#[derive(Clone, Debug)]
+enum FileRa {
+    V25(Ra25),
+    V26(RaState),
 }
 
 /// What a submitted unit of I/O is for.
@@ -365,7 +396,7 @@ enum BioKind {
     /// Writing cache pages back.
     CacheWrite(Vec<PageId>),
     /// Direct I/O of a task (sync or async).
-    Direct { task: TaskId, aio: bool, bytes: u64 },
+    Direct { task: TaskId, aio: bool },
 }
 
 #[derive(Clone, Debug)]
@@ -378,7 +409,7 @@ struct Bio {
 
 #[derive(Debug)]
 enum Ev {
-    CpuDone { task: TaskId, cpu: usize },
+    CpuDone { task: TaskId, cpu: usize, token: u64 },
     Timer { task: TaskId, token: u64 },
     Kupdate,
     Sample,
@@ -428,9 +459,18 @@ pub struct SimConfig {
     pub time_limit: Option<Instant>,
     /// Keep a blkparse-like trace of queue events.
     pub trace: bool,
+    /// Largest bio the block layer builds (`bio_add_page` stops at the queue's
+    /// `max_sectors`).
+    pub max_bio_sectors: u32,
 }
 
 /// The simulated host and device, as an [`Env`] for the core's driver loop.
+impl std::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sim").field("now", &self.now).field("tasks", &self.tasks.len()).finish_non_exhaustive()
+    }
+}
+
 pub struct Sim {
     pub now: Instant,
     engine: Engine<Ev>,
@@ -443,7 +483,9 @@ pub struct Sim {
     device_busy_since: Option<Instant>,
     tasks: Vec<Task>,
     cpus: Vec<Option<TaskId>>,
-    runq: VecDeque<TaskId>,
+    /// Tasks wanting a CPU, by (dynamic priority, order): lowest first.
+    runq: BTreeMap<(i32, i64), TaskId>,
+    runq_seq: i64,
     pending: VecDeque<Input>,
     ready: VecDeque<TaskId>,
     bios: FastMap<ReqId, Bio>,
@@ -475,6 +517,8 @@ pub struct Sim {
     pub trace: Option<Vec<String>>,
     /// Tracing of which requests are in flight, for the blkparse-like trace.
     owners_by_bio: FastMap<ReqId, (Owner, u32)>,
+    /// Inodes a `writeback_inodes` pass is writing (I_LOCK).
+    inodes_under_writeback: FastSet<u32>,
 }
 
 const MAX_WRITEBACK_PAGES: i64 = 1024;
@@ -496,7 +540,8 @@ impl Sim {
             device_busy_since: None,
             tasks: Vec::new(),
             cpus: vec![None; ncpu],
-            runq: VecDeque::new(),
+            runq: BTreeMap::new(),
+            runq_seq: 0,
             pending: VecDeque::new(),
             ready: VecDeque::new(),
             bios: FastMap::default(),
@@ -524,6 +569,7 @@ impl Sim {
             stopped: false,
             trace,
             owners_by_bio: FastMap::default(),
+            inodes_under_writeback: FastSet::default(),
             cfg,
         };
         for i in 0..s.cfg.host.pdflush_threads {
@@ -547,13 +593,7 @@ impl Sim {
         self.cache.capacity()
     }
 
-    fn add_task(
-        &mut self,
-        name: String,
-        program: Option<Box<dyn Program>>,
-        prio: IoPrio,
-        pdflush: bool,
-    ) -> TaskId {
+    fn add_task(&mut self, name: String, program: Option<Box<dyn Program>>, prio: IoPrio, pdflush: bool) -> TaskId {
         let id = TaskId(self.tasks.len() as u32);
         self.tasks.push(Task {
             name,
@@ -570,6 +610,7 @@ impl Sim {
             block_after: None,
             unplug_before_block: false,
             ra: FastMap::default(),
+            unplug_after_bios: false,
             op_started: Instant::ZERO,
             op_kind: "",
             last_outcome: None,
@@ -582,17 +623,17 @@ impl Sim {
             pdflush,
             wb: (0, false),
             user_debt: Duration::ZERO,
+            sleep_avg: Duration::ZERO,
+            dprio: 5,
+            blocked_since: Instant::ZERO,
+            burn_started: Instant::ZERO,
+            burn_token: 0,
         });
         id
     }
 
     /// Start a task running `program`. Its owner identity is unique to it.
-    pub fn spawn(
-        &mut self,
-        name: impl Into<String>,
-        program: Box<dyn Program>,
-        prio: IoPrio,
-    ) -> TaskId {
+    pub fn spawn(&mut self, name: impl Into<String>, program: Box<dyn Program>, prio: IoPrio) -> TaskId {
         let id = self.add_task(name.into(), Some(program), prio, false);
         self.make_runnable(id);
         id
@@ -603,6 +644,9 @@ impl Sim {
         self.watched.push(t);
     }
 
+    pub fn task_name(&self, t: TaskId) -> &str {
+        &self.tasks[t.0 as usize].name
+    }
     pub fn task_cpu_time(&self, t: TaskId) -> Duration {
         self.tasks[t.0 as usize].cpu_time
     }
@@ -619,22 +663,101 @@ impl Sim {
     // ---------------------------------------------------------------------------------
     // CPU
 
+    // The CPU scheduler follows the 2.5/2.6 O(1) scheduler in the parts that shape I/O:
+    // a task's dynamic priority is its static one (all nice 0 here) minus an
+    // interactivity bonus from its sleep credit (`sleep_avg`: +time blocked, −time on a
+    // CPU, capped at `max_sleep_avg`), from −5 (slept a lot) to +5 (CPU hog); a woken task
+    // with a better priority than a running one preempts it at once (`try_to_wake_up` →
+    // `resched_task`); equal priorities share the CPU round robin in `timeslice` slices.
+    // Not modelled: the expired array and starvation limit, SMP balancing beyond "any
+    // free CPU", nice levels.
+
+    /// Dynamic priority (lower runs first): `effective_prio`'s bonus from sleep credit.
+    fn effective_prio(&self, t: TaskId) -> i32 {
+        let max = self.cfg.cpu.max_sleep_avg.as_nanos().max(1);
+        let avg = self.tasks[t.0 as usize].sleep_avg.as_nanos().min(max);
+        5 - (avg * 10 / max) as i32
+    }
+
+    fn dyn_prio(&self, t: TaskId) -> i32 {
+        self.tasks[t.0 as usize].dprio
+    }
+
+    fn enqueue(&mut self, t: TaskId, front: bool) {
+        let p = self.dyn_prio(t);
+        self.runq_seq += 1;
+        let seq = if front { -self.runq_seq } else { self.runq_seq };
+        self.runq.insert((p, seq), t);
+    }
+
+    fn best_waiting_prio(&self) -> Option<i32> {
+        self.runq.keys().next().map(|&(p, _)| p)
+    }
+
+    fn give_cpu(&mut self, c: usize, t: TaskId) {
+        self.cpus[c] = Some(t);
+        let task = &mut self.tasks[t.0 as usize];
+        task.cpu = Some(c);
+        task.slice_used = Duration::ZERO;
+        task.state = State::Running;
+        self.ready.push_back(t);
+    }
+
     fn make_runnable(&mut self, t: TaskId) {
+        let now = self.now;
+        let max = self.cfg.cpu.max_sleep_avg;
         let task = &mut self.tasks[t.0 as usize];
         if task.state == State::Exited {
             return;
         }
-        task.state = State::Runnable;
-        if let Some(c) = self.cpus.iter().position(|c| c.is_none()) {
-            self.cpus[c] = Some(t);
-            let task = &mut self.tasks[t.0 as usize];
-            task.cpu = Some(c);
-            task.slice_used = Duration::ZERO;
-            task.state = State::Running;
-            self.ready.push_back(t);
-        } else {
-            self.runq.push_back(t);
+        if matches!(task.state, State::Blocked(_)) {
+            task.sleep_avg = (task.sleep_avg + (now - task.blocked_since)).min(max);
         }
+        task.state = State::Runnable;
+        self.tasks[t.0 as usize].dprio = self.effective_prio(t);
+        if let Some(c) = self.cpus.iter().position(|c| c.is_none()) {
+            self.give_cpu(c, t);
+            return;
+        }
+        // Preempt the worst-priority task burning CPU if the woken one is better.
+        let p = self.dyn_prio(t);
+        let victim = self
+            .cpus
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|&v| self.tasks[v.0 as usize].state == State::Burning)
+            .map(|v| (self.dyn_prio(v), v))
+            .max_by_key(|&(vp, v)| (vp, std::cmp::Reverse(v.0)));
+        if let Some((vp, v)) = victim
+            && p < vp
+        {
+            let c = self.tasks[v.0 as usize].cpu.unwrap();
+            self.stop_burn(v);
+            let vt = &mut self.tasks[v.0 as usize];
+            vt.cpu = None;
+            vt.state = State::Runnable;
+            self.enqueue(v, true);
+            self.give_cpu(c, t);
+            return;
+        }
+        self.enqueue(t, false);
+    }
+
+    /// Account the part of a burn done so far and cancel its completion event.
+    fn stop_burn(&mut self, t: TaskId) {
+        let now = self.now;
+        let tk = &mut self.tasks[t.0 as usize];
+        let done = (now - tk.burn_started).min(tk.debt);
+        tk.burn_token += 1;
+        tk.debt -= done;
+        let user = tk.user_debt.min(done);
+        tk.user_debt -= user;
+        tk.sleep_avg = tk.sleep_avg.saturating_sub(done);
+        tk.cpu_time += done;
+        tk.slice_used += done;
+        self.cpu_busy_sample += done;
+        self.cpu_sys_sample += done - user;
     }
 
     fn release_cpu(&mut self, t: TaskId) {
@@ -642,20 +765,17 @@ impl Sim {
             return;
         };
         self.cpus[c] = None;
-        if let Some(next) = self.runq.pop_front() {
-            self.cpus[c] = Some(next);
-            let task = &mut self.tasks[next.0 as usize];
-            task.cpu = Some(c);
-            task.slice_used = Duration::ZERO;
-            task.state = State::Running;
-            self.ready.push_back(next);
+        if let Some((_, next)) = self.runq.pop_first() {
+            self.give_cpu(c, next);
         }
     }
 
     fn block(&mut self, t: TaskId, why: Block) {
         let cs = self.cfg.cpu.context_switch;
+        let now = self.now;
         let task = &mut self.tasks[t.0 as usize];
         task.cpu_time += cs;
+        task.blocked_since = now;
         task.state = State::Blocked(why.clone());
         if task.unplug_before_block {
             task.unplug_before_block = false;
@@ -666,10 +786,7 @@ impl Sim {
             Block::Fsync(f) => self.fsync_waiters.entry(f).or_default().push(t),
             Block::Congestion { token } => {
                 self.congestion_waiters.push(t);
-                self.engine.schedule(
-                    self.now + Duration::from_millis(100),
-                    Ev::Timer { task: t, token },
-                );
+                self.engine.schedule(self.now + Duration::from_millis(100), Ev::Timer { task: t, token });
             }
             Block::Sleep { .. } | Block::Memory { .. } => {}
             Block::Counter { .. } => self.counter_waiters.push(t),
@@ -701,27 +818,40 @@ impl Sim {
                 return;
             }
             if task.debt > Duration::ZERO {
-                // Time slice: a task that used its slice goes to the back of the run queue.
-                if task.slice_used >= self.cfg.cpu.timeslice && !self.runq.is_empty() {
-                    task.state = State::Runnable;
-                    let c = task.cpu.take().unwrap();
-                    self.cpus[c] = None;
-                    self.runq.push_back(t);
-                    let next = self.runq.pop_front().unwrap();
-                    self.cpus[c] = Some(next);
-                    let nt = &mut self.tasks[next.0 as usize];
-                    nt.cpu = Some(c);
-                    nt.slice_used = Duration::ZERO;
-                    nt.state = State::Running;
-                    self.ready.push_back(next);
-                    return;
+                // Preemption points: a better task is waiting (woken while we were not
+                // burning), or our slice is used up and an equal one waits (round robin).
+                let expired = task.slice_used >= self.cfg.cpu.timeslice;
+                if expired {
+                    self.tasks[t.0 as usize].dprio = self.effective_prio(t);
+                }
+                if let Some(best) = self.best_waiting_prio() {
+                    let me = self.dyn_prio(t);
+                    if best < me || (expired && best <= me) {
+                        let task = &mut self.tasks[t.0 as usize];
+                        task.state = State::Runnable;
+                        let c = task.cpu.take().unwrap();
+                        self.cpus[c] = None;
+                        self.enqueue(t, !expired);
+                        let (_, next) = self.runq.pop_first().unwrap();
+                        self.give_cpu(c, next);
+                        return;
+                    }
+                }
+                let task = &mut self.tasks[t.0 as usize];
+                if expired {
+                    task.slice_used = Duration::ZERO;
                 }
                 let d = task.debt;
                 task.state = State::Burning;
+                task.burn_started = self.now;
+                let token = task.burn_token;
                 let cpu = task.cpu.unwrap();
-                self.engine
-                    .schedule(self.now + d, Ev::CpuDone { task: t, cpu });
+                self.engine.schedule(self.now + d, Ev::CpuDone { task: t, cpu, token });
                 return;
+            }
+            if task.bio_out.is_empty() && task.unplug_after_bios {
+                task.unplug_after_bios = false;
+                self.pending.push_back(Input::Unplug);
             }
             if let Some(bio) = task.bio_out.pop_front() {
                 task.state = State::Submitting;
@@ -746,21 +876,10 @@ impl Sim {
         let cont = std::mem::replace(&mut self.tasks[t.0 as usize].cont, Cont::Next);
         let next = match cont {
             Cont::Next => self.next_op(t),
-            Cont::Read {
-                file,
-                pos,
-                end,
-                next_ra,
-                copied,
-                mmap,
-            } => self.step_read(t, file, pos, end, next_ra, copied, mmap),
-            Cont::Write {
-                file,
-                pos,
-                end,
-                written,
-                mmap,
-            } => self.step_write(t, file, pos, end, written, mmap),
+            Cont::Read { file, pos, end, next_ra, copied, mmap } => {
+                self.step_read(t, file, pos, end, next_ra, copied, mmap)
+            }
+            Cont::Write { file, pos, end, written, mmap } => self.step_write(t, file, pos, end, written, mmap),
             Cont::Balance(b) => self.step_balance(t, b),
             Cont::Writeback(w) => self.step_writeback(t, w),
             Cont::Fsync { file, phase } => self.step_fsync(t, file, phase),
@@ -793,16 +912,9 @@ impl Sim {
 
     fn next_op(&mut self, t: TaskId) -> Cont {
         if self.tasks[t.0 as usize].pdflush {
-            return Cont::Pdflush(PdState {
-                kind: PdKind::Background,
-                phase: 0,
-                budget: 0,
-            });
+            return Cont::Pdflush(PdState { kind: PdKind::Background, phase: 0, budget: 0 });
         }
-        let mut program = self.tasks[t.0 as usize]
-            .program
-            .take()
-            .expect("task without program");
+        let mut program = self.tasks[t.0 as usize].program.take().expect("task without program");
         let done = self.tasks[t.0 as usize].last_outcome.take();
         let cpu_time = self.tasks[t.0 as usize].cpu_time;
         let mut bumped = false;
@@ -811,6 +923,8 @@ impl Sim {
                 now: self.now,
                 task: t,
                 cpu_time,
+                device_read: self.stats.bytes_read,
+                device_written: self.stats.bytes_written,
                 fs: &mut self.fs,
                 counters: &mut self.counters,
                 counter_bumped: &mut bumped,
@@ -831,40 +945,18 @@ impl Sim {
             SysOp::Read { file, offset, len } => {
                 task.debt += cpu.syscall;
                 let first = offset / BLOCK;
-                Cont::Read {
-                    file,
-                    pos: offset,
-                    end: offset + len,
-                    next_ra: first,
-                    copied: 0,
-                    mmap: false,
-                }
+                Cont::Read { file, pos: offset, end: offset + len, next_ra: first, copied: 0, mmap: false }
             }
-            SysOp::MmapRead { file, offset, len } => Cont::Read {
-                file,
-                pos: offset,
-                end: offset + len,
-                next_ra: offset / BLOCK,
-                copied: 0,
-                mmap: true,
-            },
+            SysOp::MmapRead { file, offset, len } => {
+                Cont::Read { file, pos: offset, end: offset + len, next_ra: offset / BLOCK, copied: 0, mmap: true }
+            }
             SysOp::Write { file, offset, len } => {
                 task.debt += cpu.syscall;
-                Cont::Write {
-                    file,
-                    pos: offset,
-                    end: offset + len,
-                    written: 0,
-                    mmap: false,
-                }
+                Cont::Write { file, pos: offset, end: offset + len, written: 0, mmap: false }
             }
-            SysOp::MmapWrite { file, offset, len } => Cont::Write {
-                file,
-                pos: offset,
-                end: offset + len,
-                written: 0,
-                mmap: true,
-            },
+            SysOp::MmapWrite { file, offset, len } => {
+                Cont::Write { file, pos: offset, end: offset + len, written: 0, mmap: true }
+            }
             SysOp::DirectRead { file, offset, len } => {
                 task.debt += cpu.syscall;
                 self.direct_io(t, file, offset, len, false, false);
@@ -875,12 +967,7 @@ impl Sim {
                 self.direct_io(t, file, offset, len, true, false);
                 Cont::Finish { bytes: len }
             }
-            SysOp::AioSubmit {
-                file,
-                offset,
-                len,
-                write,
-            } => {
+            SysOp::AioSubmit { file, offset, len, write } => {
                 task.debt += cpu.syscall;
                 self.direct_io(t, file, offset, len, write, true);
                 Cont::Finish { bytes: len }
@@ -899,18 +986,14 @@ impl Sim {
             SysOp::Open { file } | SysOp::Truncate { file } => {
                 let trunc = matches!(op, SysOp::Truncate { .. });
                 task.debt += cpu.syscall * 3;
-                let max = self.cfg.host.readahead_max_pages;
-                task.ra.insert(file.0, RaState::new(max));
+                let ra = self.new_ra();
+                self.tasks[t.0 as usize].ra.insert(file.0, ra);
                 if trunc {
                     self.cache.drop_file(file.0);
                     self.fs.truncate(file);
                 }
                 let blocks = self.lookup_blocks(file);
-                Cont::Meta {
-                    blocks,
-                    i: 0,
-                    then: Box::new(Cont::Finish { bytes: 0 }),
-                }
+                Cont::Meta { blocks, i: 0, then: Box::new(Cont::Finish { bytes: 0 }) }
             }
             SysOp::Close { file } => {
                 task.debt += cpu.syscall;
@@ -923,11 +1006,7 @@ impl Sim {
                 let d = self.fs.dir(dir);
                 let mut blocks = vec![self.fs.inode_block(d.inode)];
                 blocks.extend(d.blocks.iter().copied());
-                Cont::Meta {
-                    blocks,
-                    i: 0,
-                    then: Box::new(Cont::Finish { bytes: 0 }),
-                }
+                Cont::Meta { blocks, i: 0, then: Box::new(Cont::Finish { bytes: 0 }) }
             }
             SysOp::Think(d) => {
                 task.debt += d;
@@ -936,8 +1015,7 @@ impl Sim {
             }
             SysOp::Sleep(d) => {
                 let token = self.token();
-                self.engine
-                    .schedule(self.now + d, Ev::Timer { task: t, token });
+                self.engine.schedule(self.now + d, Ev::Timer { task: t, token });
                 self.tasks[t.0 as usize].block_after = Some(Block::Sleep { token });
                 Cont::Finish { bytes: 0 }
             }
@@ -947,11 +1025,7 @@ impl Sim {
                 }
                 Cont::Finish { bytes: 0 }
             }
-            SysOp::Spawn {
-                program,
-                name,
-                prio,
-            } => {
+            SysOp::Spawn { program, name, prio } => {
                 task.debt += cpu.process_spawn;
                 let child = self.spawn(name, program, prio);
                 self.tasks[t.0 as usize].child = Some(child);
@@ -961,6 +1035,10 @@ impl Sim {
                 if self.tasks[c.0 as usize].state != State::Exited {
                     self.tasks[t.0 as usize].block_after = Some(Block::Exit(c));
                 }
+                Cont::Finish { bytes: 0 }
+            }
+            SysOp::DropCaches => {
+                self.cache.drop_clean();
                 Cont::Finish { bytes: 0 }
             }
             SysOp::Exit => {
@@ -983,6 +1061,14 @@ impl Sim {
         self.pending.push_back(Input::OwnerExit(owner));
     }
 
+    fn new_ra(&self) -> FileRa {
+        let max = self.cfg.host.readahead_max_pages;
+        match self.cfg.host.readahead {
+            Readahead::Linux25 => FileRa::V25(Ra25::new(max)),
+            Readahead::Linux26 => FileRa::V26(RaState::new(max)),
+        }
+    }
+
     /// Metadata blocks an open needs: the directory's blocks and the file's inode block.
     fn lookup_blocks(&self, file: FileId) -> Vec<u64> {
         let f = self.fs.file(file);
@@ -1002,11 +1088,7 @@ impl Sim {
         match self.cache.lookup(META, b) {
             Lookup::Uptodate(_) => {
                 self.charge(t, self.cfg.cpu.page_lookup);
-                Cont::Meta {
-                    blocks,
-                    i: i + 1,
-                    then,
-                }
+                Cont::Meta { blocks, i: i + 1, then }
             }
             Lookup::Locked(p) => {
                 self.tasks[t.0 as usize].unplug_before_block = true;
@@ -1037,10 +1119,7 @@ impl Sim {
     fn wait_memory(&mut self, t: TaskId, cont: Cont) -> Cont {
         let token = self.token();
         self.memory_waiters.push(t);
-        self.engine.schedule(
-            self.now + Duration::from_millis(10),
-            Ev::Timer { task: t, token },
-        );
+        self.engine.schedule(self.now + Duration::from_millis(10), Ev::Timer { task: t, token });
         self.tasks[t.0 as usize].block_after = Some(Block::Memory { token });
         cont
     }
@@ -1053,16 +1132,7 @@ impl Sim {
 
     /// Queue a bio for the task to submit next.
     #[allow(clippy::too_many_arguments)]
-    fn queue_bio(
-        &mut self,
-        t: TaskId,
-        op: Op,
-        sector: u64,
-        len: u32,
-        sync: bool,
-        kind: BioKind,
-        meta: bool,
-    ) {
+    fn queue_bio(&mut self, t: TaskId, op: Op, sector: u64, len: u32, sync: bool, kind: BioKind, meta: bool) {
         let id = self.new_bio_id();
         let task = &self.tasks[t.0 as usize];
         let rq = Request {
@@ -1077,14 +1147,7 @@ impl Sim {
             arrival: self.now,
         };
         let bytes = len as u64 * 512;
-        self.bios.insert(
-            id,
-            Bio {
-                kind,
-                bytes,
-                write: op == Op::Write,
-            },
-        );
+        self.bios.insert(id, Bio { kind, bytes, write: op == Op::Write });
         self.tasks[t.0 as usize].bio_out.push_back(rq);
     }
 
@@ -1106,15 +1169,9 @@ impl Sim {
         let end = end.min(size);
         if pos >= end {
             let cpu = &self.cfg.cpu;
-            let c = if mmap {
-                cpu.page_lookup * copied as u32
-            } else {
-                cpu.copy_page * copied as u32
-            };
+            let c = if mmap { cpu.page_lookup * copied as u32 } else { cpu.copy_page * copied as u32 };
             self.charge(t, c);
-            return Cont::Finish {
-                bytes: copied * BLOCK,
-            };
+            return Cont::Finish { bytes: copied * BLOCK };
         }
         let index = pos / BLOCK;
         let last = (end - 1) / BLOCK;
@@ -1125,108 +1182,62 @@ impl Sim {
                     let ra = self.cfg.host.mmap_readaround_pages;
                     let start = index & !(ra - 1);
                     let mut io = HostRa { sim: self, t, file };
-                    io.readahead(RaAction {
-                        start,
-                        nr: ra,
-                        blocking: true,
-                    });
+                    io.readahead(RaAction { start, nr: ra, blocking: true });
                 }
                 next_ra = index + 1;
             } else {
-                let max = self.cfg.host.readahead_max_pages;
-                let mut ra = self.tasks[t.0 as usize]
-                    .ra
-                    .remove(&file.0)
-                    .unwrap_or_else(|| RaState::new(max));
+                let mut ra = self.tasks[t.0 as usize].ra.remove(&file.0).unwrap_or_else(|| self.new_ra());
                 let mut io = HostRa { sim: self, t, file };
-                next_ra = ra.page_cache_readahead(&mut io, index, last - index + 1);
-                self.tasks[t.0 as usize].ra.insert(file.0, ra);
-            }
-            if !self.tasks[t.0 as usize].bio_out.is_empty()
-                || self.tasks[t.0 as usize].block_after.is_some()
-            {
-                return Cont::Read {
-                    file,
-                    pos,
-                    end,
-                    next_ra,
-                    copied,
-                    mmap,
+                next_ra = match &mut ra {
+                    FileRa::V26(r) => r.page_cache_readahead(&mut io, index, last - index + 1),
+                    FileRa::V25(r) => {
+                        r.page_cache_readahead(&mut io, index);
+                        index + 1
+                    }
                 };
+                let is25 = matches!(ra, FileRa::V25(_));
+                let task = &mut self.tasks[t.0 as usize];
+                task.ra.insert(file.0, ra);
+                if is25 && !task.bio_out.is_empty() {
+                    task.unplug_after_bios = true;
+                }
+            }
+            if !self.tasks[t.0 as usize].bio_out.is_empty() || self.tasks[t.0 as usize].block_after.is_some() {
+                return Cont::Read { file, pos, end, next_ra, copied, mmap };
             }
         }
         match self.cache.lookup(file.0, index) {
             Lookup::Uptodate(_) => {
                 self.charge(t, self.cfg.cpu.page_lookup);
                 let npos = ((index + 1) * BLOCK).min(end);
-                Cont::Read {
-                    file,
-                    pos: npos,
-                    end,
-                    next_ra,
-                    copied: copied + 1,
-                    mmap,
-                }
+                Cont::Read { file, pos: npos, end, next_ra, copied: copied + 1, mmap }
             }
             Lookup::Locked(p) => {
                 let task = &mut self.tasks[t.0 as usize];
                 task.unplug_before_block = true;
                 task.block_after = Some(Block::Page(p));
-                Cont::Read {
-                    file,
-                    pos,
-                    end,
-                    next_ra,
-                    copied,
-                    mmap,
-                }
+                Cont::Read { file, pos, end, next_ra, copied, mmap }
             }
             Lookup::Absent => {
-                if let Some(ra) = self.tasks[t.0 as usize].ra.get_mut(&file.0) {
-                    ra.miss();
+                match self.tasks[t.0 as usize].ra.get_mut(&file.0) {
+                    Some(FileRa::V25(r)) => r.miss(),
+                    Some(FileRa::V26(r)) => r.miss(),
+                    None => {}
                 }
                 // Indirect block first, if needed and not cached.
                 if let Some(ib) = self.fs.indirect_for(file, index)
                     && !matches!(self.cache.lookup(META, ib), Lookup::Uptodate(_))
                 {
-                    let then = Box::new(Cont::Read {
-                        file,
-                        pos,
-                        end,
-                        next_ra,
-                        copied,
-                        mmap,
-                    });
-                    return Cont::Meta {
-                        blocks: vec![ib],
-                        i: 0,
-                        then,
-                    };
+                    let then = Box::new(Cont::Read { file, pos, end, next_ra, copied, mmap });
+                    return Cont::Meta { blocks: vec![ib], i: 0, then };
                 }
                 match self.cache.add(file.0, index, false) {
-                    None => self.wait_memory(
-                        t,
-                        Cont::Read {
-                            file,
-                            pos,
-                            end,
-                            next_ra,
-                            copied,
-                            mmap,
-                        },
-                    ),
+                    None => self.wait_memory(t, Cont::Read { file, pos, end, next_ra, copied, mmap }),
                     Some(p) => match self.fs.map(file, index) {
                         None => {
                             // A hole: zero-filled without I/O.
                             self.cache.read_done(p);
-                            Cont::Read {
-                                file,
-                                pos,
-                                end,
-                                next_ra,
-                                copied,
-                                mmap,
-                            }
+                            Cont::Read { file, pos, end, next_ra, copied, mmap }
                         }
                         Some(b) => {
                             let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
@@ -1241,14 +1252,7 @@ impl Sim {
                                 BioKind::CacheRead(vec![p]),
                                 false,
                             );
-                            Cont::Read {
-                                file,
-                                pos,
-                                end,
-                                next_ra,
-                                copied,
-                                mmap,
-                            }
+                            Cont::Read { file, pos, end, next_ra, copied, mmap }
                         }
                     },
                 }
@@ -1310,8 +1314,7 @@ impl Sim {
             };
             started += 1;
             self.charge(t, self.cfg.cpu.page_alloc);
-            let contiguous =
-                last_block == Some(b.wrapping_sub(1)) && (run.len() as u64) < max_pages;
+            let contiguous = last_block == Some(b.wrapping_sub(1)) && (run.len() as u64) < max_pages;
             if !contiguous {
                 self.flush_ra_run(t, &mut run, run_start_block);
                 run_start_block = b;
@@ -1331,55 +1334,31 @@ impl Sim {
         self.charge(t, self.cfg.cpu.bio_submit);
         let sector = self.fs.sector(start_block);
         let len = (pages.len() as u64 * SECTORS_PER_BLOCK) as u32;
-        self.queue_bio(
-            t,
-            Op::Read,
-            sector,
-            len,
-            true,
-            BioKind::CacheRead(pages),
-            false,
-        );
+        self.queue_bio(t, Op::Read, sector, len, true, BioKind::CacheRead(pages), false);
     }
 
     /// Largest bio the queue accepts (bio_add_page stops at max_sectors; 128 KiB).
     fn max_bio_sectors(&self) -> u64 {
-        256
+        self.cfg.max_bio_sectors as u64
     }
 
     // ---------------------------------------------------------------------------------
     // Writes and dirty throttling
 
-    fn step_write(
-        &mut self,
-        t: TaskId,
-        file: FileId,
-        pos: u64,
-        end: u64,
-        written: u64,
-        mmap: bool,
-    ) -> Cont {
+    fn step_write(&mut self, t: TaskId, file: FileId, pos: u64, end: u64, written: u64, mmap: bool) -> Cont {
         if pos >= end {
             let n = written.div_ceil(BLOCK).max(1);
             self.ratelimit_count += n;
-            let limit = if self.dirty_exceeded {
-                8
-            } else {
-                self.ratelimit_pages()
-            };
+            let limit = if self.dirty_exceeded { 8 } else { self.ratelimit_pages() };
             if self.ratelimit_count >= limit {
                 self.ratelimit_count = 0;
-                return Cont::Balance(Balance {
-                    pages_written: 0,
-                    phase: 0,
-                    then_bytes: written,
-                });
+                return Cont::Balance(Balance { pages_written: 0, phase: 0, then_bytes: written });
             }
             return Cont::Finish { bytes: written };
         }
         let index = pos / BLOCK;
         let page_end = ((index + 1) * BLOCK).min(end);
-        let partial = pos % BLOCK != 0 || (page_end - pos) < BLOCK;
+        let partial = !pos.is_multiple_of(BLOCK) || (page_end - pos) < BLOCK;
         let size = self.fs.file(file).size;
         let cpu = self.cfg.cpu.clone();
         let p = match self.cache.lookup(file.0, index) {
@@ -1388,29 +1367,14 @@ impl Sim {
                 let task = &mut self.tasks[t.0 as usize];
                 task.unplug_before_block = true;
                 task.block_after = Some(Block::Page(p));
-                return Cont::Write {
-                    file,
-                    pos,
-                    end,
-                    written,
-                    mmap,
-                };
+                return Cont::Write { file, pos, end, written, mmap };
             }
             Lookup::Absent => {
                 let allocated = self.fs.map(file, index);
                 let need_read = allocated.is_some() && (mmap || (partial && index * BLOCK < size));
                 match self.cache.add(file.0, index, !need_read) {
                     None => {
-                        return self.wait_memory(
-                            t,
-                            Cont::Write {
-                                file,
-                                pos,
-                                end,
-                                written,
-                                mmap,
-                            },
-                        );
+                        return self.wait_memory(t, Cont::Write { file, pos, end, written, mmap });
                     }
                     Some(p) => {
                         self.charge(t, cpu.page_alloc);
@@ -1427,13 +1391,7 @@ impl Sim {
                                 BioKind::CacheRead(vec![p]),
                                 false,
                             );
-                            return Cont::Write {
-                                file,
-                                pos,
-                                end,
-                                written,
-                                mmap,
-                            };
+                            return Cont::Write { file, pos, end, written, mmap };
                         }
                         p
                     }
@@ -1455,13 +1413,7 @@ impl Sim {
         if self.cache.set_dirty(p, self.now) {
             self.charge(t, cpu.dirty_page);
         }
-        Cont::Write {
-            file,
-            pos: page_end,
-            end,
-            written: written + (page_end - pos),
-            mmap,
-        }
+        Cont::Write { file, pos: page_end, end, written: written + (page_end - pos), mmap }
     }
 
     /// Mark a metadata block dirty (allocating its cache page without reading: ext2 reads
@@ -1548,9 +1500,7 @@ impl Sim {
         if !self.bdi_writeback && self.cache.nr_dirty > bg {
             self.start_background_writeout();
         }
-        Cont::Finish {
-            bytes: b.then_bytes,
-        }
+        Cont::Finish { bytes: b.then_bytes }
     }
 
     fn start_background_writeout(&mut self) {
@@ -1558,19 +1508,14 @@ impl Sim {
             return;
         }
         // pdflush_operation: an idle pdflush thread, if any.
-        let idle = self.pdflush.iter().copied().find(|&p| {
-            matches!(
-                self.tasks[p.0 as usize].state,
-                State::Blocked(Block::Sleep { .. })
-            )
-        });
+        let idle = self
+            .pdflush
+            .iter()
+            .copied()
+            .find(|&p| matches!(self.tasks[p.0 as usize].state, State::Blocked(Block::Sleep { .. })));
         if let Some(p) = idle {
             self.background_running = true;
-            self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState {
-                kind: PdKind::Background,
-                phase: 0,
-                budget: 0,
-            });
+            self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState { kind: PdKind::Background, phase: 0, budget: 0 });
             self.make_runnable(p);
         }
     }
@@ -1588,7 +1533,6 @@ impl Sim {
             None => self
                 .cache
                 .dirty_inodes()
-                .map(|(since, f)| (since, f))
                 .filter(|(since, _)| older_than.is_none_or(|o| *since <= o))
                 .map(|(_, f)| f)
                 .collect(),
@@ -1618,18 +1562,19 @@ impl Sim {
                 return self.writeback_done(t, w);
             }
             if w.pages.is_empty() {
-                if let Some(f) = w.file.take() {
-                    let _ = f;
-                }
+                self.release_inode(&mut w);
                 let Some(f) = w.inodes.pop_front() else {
                     return self.writeback_done(t, w);
                 };
                 if self.cache.inode_dirty(f).is_none() {
                     continue;
                 }
-                if w.older_than
-                    .is_some_and(|o| self.cache.inode_dirty(f).is_some_and(|d| d.since > o))
-                {
+                if w.older_than.is_some_and(|o| self.cache.inode_dirty(f).is_some_and(|d| d.since > o)) {
+                    continue;
+                }
+                if w.only_file.is_none() && !self.inodes_under_writeback.insert(f) {
+                    // I_LOCK: another task is writing this inode back; WB_SYNC_NONE passes
+                    // skip it (`__writeback_single_inode` requeues it) rather than wait.
                     continue;
                 }
                 w.pages = self.cache.dirty_pages_cyclic(f).into();
@@ -1652,11 +1597,7 @@ impl Sim {
                     w.pages.pop_front();
                     continue;
                 }
-                let block = if f == META {
-                    Some(idx)
-                } else {
-                    self.fs.map(FileId(f), idx)
-                };
+                let block = if f == META { Some(idx) } else { self.fs.map(FileId(f), idx) };
                 let Some(block) = block else {
                     w.pages.pop_front();
                     continue;
@@ -1689,20 +1630,22 @@ impl Sim {
             self.charge(t, self.cfg.cpu.bio_submit);
             let sector = self.fs.sector(first_block);
             let len = (pages.len() as u64 * SECTORS_PER_BLOCK) as u32;
-            self.queue_bio(
-                t,
-                Op::Write,
-                sector,
-                len,
-                false,
-                BioKind::CacheWrite(pages),
-                f == META,
-            );
+            self.queue_bio(t, Op::Write, sector, len, false, BioKind::CacheWrite(pages), f == META);
             return Cont::Writeback(w);
         }
     }
 
-    fn writeback_done(&mut self, t: TaskId, w: Writeback) -> Cont {
+    /// Drop the I_LOCK a `writeback_inodes` pass holds on the inode it is writing.
+    fn release_inode(&mut self, w: &mut Writeback) {
+        if let Some(f) = w.file.take()
+            && w.only_file.is_none()
+        {
+            self.inodes_under_writeback.remove(&f);
+        }
+    }
+
+    fn writeback_done(&mut self, t: TaskId, mut w: Writeback) -> Cont {
+        self.release_inode(&mut w);
         self.tasks[t.0 as usize].set_wb_result(w.written, w.encountered_congestion);
         *w.then
     }
@@ -1726,20 +1669,8 @@ impl Sim {
             }
             _ => {
                 // Wait for every page of the file under writeback (filemap_fdatawait).
-                let busy = self
-                    .cache
-                    .writeback_by_file
-                    .get(&file.0)
-                    .copied()
-                    .unwrap_or(0)
-                    > 0
-                    || self
-                        .cache
-                        .writeback_by_file
-                        .get(&META)
-                        .copied()
-                        .unwrap_or(0)
-                        > 0;
+                let busy = self.cache.writeback_by_file.get(&file.0).copied().unwrap_or(0) > 0
+                    || self.cache.writeback_by_file.get(&META).copied().unwrap_or(0) > 0;
                 if busy {
                     let task = &mut self.tasks[t.0 as usize];
                     task.unplug_before_block = true;
@@ -1754,15 +1685,7 @@ impl Sim {
     // ---------------------------------------------------------------------------------
     // Direct I/O
 
-    fn direct_io(
-        &mut self,
-        t: TaskId,
-        file: FileId,
-        offset: u64,
-        len: u64,
-        write: bool,
-        aio: bool,
-    ) {
+    fn direct_io(&mut self, t: TaskId, file: FileId, offset: u64, len: u64, write: bool, aio: bool) {
         let first = offset / BLOCK;
         let last = (offset + len).div_ceil(BLOCK);
         let max = self.max_bio_sectors() / SECTORS_PER_BLOCK;
@@ -1788,7 +1711,6 @@ impl Sim {
             }
             self.charge(t, self.cfg.cpu.bio_submit);
             let sector = self.fs.sector(start);
-            let bytes = n * BLOCK;
             let op = if write { Op::Write } else { Op::Read };
             // 2.6.20 direct I/O writes are WRITE_SYNC.
             self.queue_bio(
@@ -1797,11 +1719,7 @@ impl Sim {
                 sector,
                 (n * SECTORS_PER_BLOCK) as u32,
                 true,
-                BioKind::Direct {
-                    task: t,
-                    aio,
-                    bytes,
-                },
+                BioKind::Direct { task: t, aio },
                 false,
             );
             bios += 1;
@@ -1841,8 +1759,7 @@ impl Sim {
                     p.budget = self.cache.nr_dirty as i64 + 1;
                 }
                 p.phase = 1;
-                let older =
-                    (p.kind == PdKind::Kupdate).then(|| self.now - self.cfg.host.dirty_expire);
+                let older = (p.kind == PdKind::Kupdate).then(|| self.now - self.cfg.host.dirty_expire);
                 let then = Box::new(Cont::Pdflush(PdState { phase: 2, ..p }));
                 self.writeback_cont(MAX_WRITEBACK_PAGES, true, older, None, then)
             }
@@ -1891,28 +1808,19 @@ impl Sim {
         }
         self.bdi_writeback = false;
         self.tasks[t.0 as usize].block_after = Some(Block::Sleep { token: 0 });
-        Cont::Pdflush(PdState {
-            kind,
-            phase: 0,
-            budget: 0,
-        })
+        Cont::Pdflush(PdState { kind, phase: 0, budget: 0 })
     }
 
     fn kupdate(&mut self) {
         let wi = self.cfg.host.writeback_interval;
         self.engine.schedule(self.now + wi, Ev::Kupdate);
-        let idle = self.pdflush.iter().copied().find(|&p| {
-            matches!(
-                self.tasks[p.0 as usize].state,
-                State::Blocked(Block::Sleep { .. })
-            )
-        });
+        let idle = self
+            .pdflush
+            .iter()
+            .copied()
+            .find(|&p| matches!(self.tasks[p.0 as usize].state, State::Blocked(Block::Sleep { .. })));
         if let Some(p) = idle {
-            self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState {
-                kind: PdKind::Kupdate,
-                phase: 0,
-                budget: 0,
-            });
+            self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState { kind: PdKind::Kupdate, phase: 0, budget: 0 });
             self.make_runnable(p);
         }
     }
@@ -2030,9 +1938,7 @@ impl Sim {
                 continue;
             }
             match &task.state {
-                State::Runnable | State::Running | State::Burning | State::Submitting => {
-                    runnable += 1
-                }
+                State::Runnable | State::Running | State::Burning | State::Submitting => runnable += 1,
                 State::Blocked(
                     Block::Page(_)
                     | Block::Io
@@ -2044,9 +1950,7 @@ impl Sim {
                 _ => {}
             }
         }
-        let busy = self
-            .cpu_busy_sample
-            .min(Duration::from_secs(1) * self.cfg.cpu.cpus);
+        let busy = self.cpu_busy_sample.min(Duration::from_secs(1) * self.cfg.cpu.cpus);
         let total = Duration::from_secs(1) * self.cfg.cpu.cpus;
         let pct = |d: Duration| (d.as_nanos() * 100 / total.as_nanos().max(1)) as u32;
         let sy = pct(self.cpu_sys_sample.min(busy));
@@ -2071,17 +1975,13 @@ impl Sim {
         self.sample = VmstatLine::default();
         self.cpu_busy_sample = Duration::ZERO;
         self.cpu_sys_sample = Duration::ZERO;
-        self.engine
-            .schedule(self.now + Duration::from_secs(1), Ev::Sample);
+        self.engine.schedule(self.now + Duration::from_secs(1), Ev::Sample);
     }
 
     fn done(&self) -> bool {
         self.stopped
             || (!self.watched.is_empty()
-                && self
-                    .watched
-                    .iter()
-                    .all(|&t| self.tasks[t.0 as usize].state == State::Exited))
+                && self.watched.iter().all(|&t| self.tasks[t.0 as usize].state == State::Exited))
     }
 
     fn trace_line(&mut self, letter: &str, id: ReqId, rq: Option<&Request>) {
@@ -2090,11 +1990,7 @@ impl Sim {
         let (owner, rwbs, sector, len) = match rq {
             Some(r) => (
                 r.owner.0,
-                if r.op == Op::Write {
-                    if r.sync { "WS" } else { "W" }
-                } else {
-                    "R"
-                },
+                if r.op == Op::Write { if r.sync { "WS" } else { "W" } } else { "R" },
                 r.sector,
                 r.len_sectors,
             ),
@@ -2146,15 +2042,7 @@ impl Env for Sim {
     }
 
     fn issue(&mut self, now: Instant, rq: &Request, _segments: Segments<'_>) {
-        self.device.submit(
-            now,
-            DiskCommand {
-                id: rq.id,
-                op: rq.op,
-                sector: rq.sector,
-                len_sectors: rq.len_sectors,
-            },
-        );
+        self.device.submit(now, DiskCommand { id: rq.id, op: rq.op, sector: rq.sector, len_sectors: rq.len_sectors });
         if self.device_inflight == 0 {
             self.device_busy_since = Some(now);
         }
@@ -2186,11 +2074,7 @@ impl Env for Sim {
                 }
             }
             Event::Admitted { id } => {
-                if let Some(t) = self
-                    .tasks
-                    .iter()
-                    .position(|tk| tk.state == State::Blocked(Block::Slot(id)))
-                {
+                if let Some(t) = self.tasks.iter().position(|tk| tk.state == State::Blocked(Block::Slot(id))) {
                     self.make_runnable(TaskId(t as u32));
                 }
             }
@@ -2252,19 +2136,21 @@ impl Env for Sim {
                     if self.trace.is_some() {
                         self.trace_line("C", c.id, None);
                     }
-                    self.pending.push_back(Input::Completion {
-                        id: c.id,
-                        status: Status::Ok,
-                    });
+                    self.pending.push_back(Input::Completion { id: c.id, status: Status::Ok });
                 }
                 self.device_next = self.device.poll_timeout();
                 continue;
             }
             let (_, ev) = self.engine.pop().unwrap();
             match ev {
-                Ev::CpuDone { task, cpu } => {
+                Ev::CpuDone { task, cpu, token } => {
                     let tk = &mut self.tasks[task.0 as usize];
+                    if tk.burn_token != token || tk.state != State::Burning {
+                        continue; // preempted: this burn was cut short
+                    }
+                    tk.burn_token += 1;
                     let d = tk.debt;
+                    tk.sleep_avg = tk.sleep_avg.saturating_sub(d);
                     let user = std::mem::take(&mut tk.user_debt).min(d);
                     tk.debt = Duration::ZERO;
                     tk.cpu_time += d;

@@ -20,7 +20,9 @@ pub mod fs;
 pub mod host;
 pub mod profile;
 pub mod readahead;
+pub mod rng;
 
 pub use fs::{DirId, FileId, Fs};
 pub use host::{Outcome, ProgCtx, Program, Sim, SimConfig, SysOp, TaskId, VmstatLine};
-pub use profile::{CpuProfile, HostProfile};
+pub use profile::{CpuProfile, HostProfile, Readahead};
+pub use rng::Rng;

@@ -28,15 +28,26 @@ pub struct HostProfile {
     /// pdflush threads (2.5/2.6 keep 2 to 8; two are enough to carry background and
     /// periodic writeback concurrently).
     pub pdflush_threads: u32,
+    /// Which kernel's read-ahead algorithm.
+    pub readahead: Readahead,
+}
+
+/// Read-ahead algorithm (see `readahead.rs`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Readahead {
+    /// Linux 2.5.4x–2.5.6x: one window in flight per sequential reader.
+    Linux25,
+    /// Linux 2.6.10–2.6.22: current and ahead windows, skipped when the queue is congested.
+    Linux26,
 }
 
 impl HostProfile {
-    /// A 2003 desktop with 256 MB (both seed reports ran on 256 MB machines).
+    /// A 2003 Linux 2.5.6x desktop (both seed reports ran 2.5.6x kernels on 256 MB).
     pub fn linux_2003(mem_bytes: u64) -> Self {
         HostProfile {
-            name: "linux-2.6",
+            name: "linux-2.5",
             mem_bytes,
-            reserve_bytes: (mem_bytes / 8).max(16 << 20).min(64 << 20) - (2 << 20),
+            reserve_bytes: (mem_bytes / 8).clamp(16 << 20, 64 << 20) - (2 << 20),
             dirty_background_ratio: 10,
             dirty_ratio: 40,
             dirty_expire: Duration::from_secs(30),
@@ -44,6 +55,22 @@ impl HostProfile {
             readahead_max_pages: 32,
             mmap_readaround_pages: 16,
             pdflush_threads: 2,
+            readahead: Readahead::Linux25,
+        }
+    }
+
+    /// A 2007 Linux 2.6.2x host: the same VM defaults with the 2.6 read-ahead.
+    pub fn linux_2007(mem_bytes: u64) -> Self {
+        HostProfile { name: "linux-2.6", readahead: Readahead::Linux26, ..Self::linux_2003(mem_bytes) }
+    }
+
+    pub const NAMES: &'static [&'static str] = &["linux-2.5", "linux-2.6"];
+
+    pub fn by_name(name: &str, mem_bytes: u64) -> Result<Self, String> {
+        match name {
+            "linux-2.5" => Ok(Self::linux_2003(mem_bytes)),
+            "linux-2.6" => Ok(Self::linux_2007(mem_bytes)),
+            _ => Err(format!("unknown host profile `{name}`; available: {}", Self::NAMES.join(", "))),
         }
     }
 
@@ -63,6 +90,9 @@ pub struct CpuProfile {
     pub cpus: u32,
     /// Scheduler time slice (2.5 O(1) scheduler: 100 ms at nice 0).
     pub timeslice: Duration,
+    /// `MAX_SLEEP_AVG` of the O(1) scheduler: the sleep credit at which a task gets the
+    /// full interactivity bonus (dynamic priority −5); a task with no credit gets +5.
+    pub max_sleep_avg: Duration,
     /// System-call entry, file lookup and return.
     pub syscall: Duration,
     /// Copying one 4 KiB page between the page cache and user memory.
@@ -95,6 +125,7 @@ impl CpuProfile {
             name: "piii-1000",
             cpus: 1,
             timeslice: Duration::from_millis(100),
+            max_sleep_avg: Duration::from_secs(1),
             syscall: Duration::from_micros(2),
             copy_page: Duration::from_micros(8),
             page_lookup: Duration::from_nanos(700),
@@ -111,20 +142,13 @@ impl CpuProfile {
 
     /// Pentium 4 2 GHz, one logical CPU: about twice the PIII on these paths.
     pub fn p4_2000() -> Self {
-        CpuProfile {
-            name: "p4-2000",
-            ..Self::scaled(Self::piii_1000(), 1, 2)
-        }
+        CpuProfile { name: "p4-2000", ..Self::scaled(Self::piii_1000(), 1, 2) }
     }
 
     /// Pentium 4 with hyper-threading (the read-many-files seed: "fast P4-HT"): two
     /// logical CPUs, each a little slower than a P4 alone.
     pub fn p4_ht() -> Self {
-        CpuProfile {
-            name: "p4-ht",
-            cpus: 2,
-            ..Self::scaled(Self::piii_1000(), 2, 3)
-        }
+        CpuProfile { name: "p4-ht", cpus: 2, ..Self::scaled(Self::piii_1000(), 2, 3) }
     }
 
     fn scaled(p: CpuProfile, num: u32, den: u32) -> CpuProfile {
@@ -152,10 +176,7 @@ impl CpuProfile {
             "piii-1000" => Ok(Self::piii_1000()),
             "p4-2000" => Ok(Self::p4_2000()),
             "p4-ht" => Ok(Self::p4_ht()),
-            _ => Err(format!(
-                "unknown CPU profile `{name}`; available: {}",
-                Self::NAMES.join(", ")
-            )),
+            _ => Err(format!("unknown CPU profile `{name}`; available: {}", Self::NAMES.join(", "))),
         }
     }
 }

@@ -124,14 +124,7 @@ impl RaState {
         self.ahead_size = self.next_size();
         self.ahead_start = self.start + self.size;
         let block = force || self.prev_page >= self.ahead_start as i64;
-        let ok = self.blockable(
-            io,
-            RaAction {
-                start: self.ahead_start,
-                nr: self.ahead_size,
-                blocking: block,
-            },
-        );
+        let ok = self.blockable(io, RaAction { start: self.ahead_start, nr: self.ahead_size, blocking: block });
         if !ok && !force {
             self.ahead_start = 0;
             self.ahead_size = 0;
@@ -154,14 +147,7 @@ impl RaState {
             // First read at the start of a file (or a new sequential stream).
             self.size = self.init_size(newsize);
             self.start = offset;
-            if !self.blockable(
-                io,
-                RaAction {
-                    start: offset,
-                    nr: self.size,
-                    blocking: true,
-                },
-            ) {
+            if !self.blockable(io, RaAction { start: offset, nr: self.size, blocking: true }) {
                 return (self.prev_page + 1) as u64;
             }
             if req_size >= self.max {
@@ -172,30 +158,19 @@ impl RaState {
         if !sequential {
             // Random access: read just what was asked.
             self.off();
-            self.blockable(
-                io,
-                RaAction {
-                    start: offset,
-                    nr: newsize,
-                    blocking: true,
-                },
-            );
+            self.blockable(io, RaAction { start: offset, nr: newsize, blocking: true });
             return (self.prev_page + 1) as u64;
         }
         // Sequential with an existing window.
         if self.ahead_start == 0 && !self.make_ahead_window(io, false) {
-            self.prev_page = self
-                .prev_page
-                .min((self.ahead_start + self.ahead_size) as i64 - 1);
+            self.prev_page = self.prev_page.min((self.ahead_start + self.ahead_size) as i64 - 1);
             return (self.prev_page + 1) as u64;
         }
         if self.prev_page >= self.ahead_start as i64 {
             self.start = self.ahead_start;
             self.size = self.ahead_size;
             self.make_ahead_window(io, false);
-            self.prev_page = self
-                .prev_page
-                .min((self.ahead_start + self.ahead_size) as i64 - 1);
+            self.prev_page = self.prev_page.min((self.ahead_start + self.ahead_size) as i64 - 1);
         }
         (self.prev_page + 1) as u64
     }
@@ -246,13 +221,166 @@ mod tests {
         let mut io = Rec(vec![]);
         ra.page_cache_readahead(&mut io, 100, 1);
         ra.page_cache_readahead(&mut io, 7, 1);
-        assert_eq!(
-            io.0.last().unwrap(),
-            &RaAction {
-                start: 7,
-                nr: 1,
-                blocking: true
+        assert_eq!(io.0.last().unwrap(), &RaAction { start: 7, nr: 1, blocking: true });
+    }
+}
+
+/// Read-ahead as in Linux 2.5.4x–2.5.6x (akpm's 2002 `mm/readahead.c`, the seed
+/// reports' kernels). Called for *every* page read. The window grows by two pages per
+/// hit; a read of the first page of a file opens a half-maximum window; a miss shrinks
+/// the next window by 25 %, with a 4-page minimum (so even random reads fetch 16 KiB).
+/// When the reader steps into the ahead window it becomes the current window and
+/// nothing is submitted; the next ahead window is submitted at the *second* page of the
+/// new window, i.e. after its I/O completed — so a sequential reader has one read
+/// outstanding at a time.
+#[derive(Clone, Debug)]
+pub struct Ra25 {
+    start: u64,
+    size: u64,
+    /// Pages to read on the next miss; `None` once maximally shrunk (read-ahead off).
+    next_size: Option<u64>,
+    prev_page: i64,
+    ahead_start: u64,
+    ahead_size: u64,
+    max: u64,
+    min: u64,
+}
+
+impl Ra25 {
+    /// `VM_MIN_READAHEAD` = 16 KiB.
+    pub fn new(max: u64) -> Self {
+        Ra25 {
+            start: 0,
+            size: 0,
+            next_size: Some(0),
+            prev_page: -1,
+            ahead_start: 0,
+            ahead_size: 0,
+            max,
+            min: 4.min(max),
+        }
+    }
+
+    /// `check_ra_success`.
+    fn check(&mut self, actual: u64, orig: u64) {
+        if actual == 0 {
+            if orig > 1 {
+                self.next_size = Some(orig - 1);
+                if self.ahead_size != 0 {
+                    self.ahead_size = orig - 1;
+                }
+            } else {
+                self.next_size = None;
             }
-        );
+        }
+    }
+
+    fn read(io: &mut dyn RaIo, start: u64, nr: u64) -> u64 {
+        match io.readahead(RaAction { start, nr, blocking: true }) {
+            RaOutcome::Read(n) => n,
+            RaOutcome::Congested => 0,
+        }
+    }
+
+    /// `page_cache_readahead(file, offset)`.
+    pub fn page_cache_readahead(&mut self, io: &mut dyn RaIo, offset: u64) {
+        if offset as i64 == self.prev_page && self.next_size != Some(0) {
+            return;
+        }
+        let Some(next) = self.next_size else { return };
+        if self.max == 0 {
+            return;
+        }
+        let orig = next;
+        let mut next = next;
+        if next == 0 && offset == 0 {
+            // First read from the first page: assume a whole-file read.
+            next = self.max / 2;
+            self.next_size = Some(next);
+            return self.do_io(io, offset, orig);
+        }
+        self.prev_page = offset as i64;
+        if offset >= self.start && offset <= self.start + self.size {
+            next += 2; // a hit: grow
+        } else {
+            next -= next / 4; // a miss: shrink by 25 %
+        }
+        next = next.clamp(self.min, self.max);
+        self.next_size = Some(next);
+        if offset < self.start || offset >= self.start + self.size {
+            if offset == self.ahead_start && self.ahead_size != 0 {
+                // Stepped into the ahead window: it becomes current; I/O for the next
+                // one is submitted at its second page.
+                self.start = self.ahead_start;
+                self.size = self.ahead_size;
+                self.prev_page = self.start as i64;
+                self.ahead_start = 0;
+                self.ahead_size = 0;
+                return;
+            }
+            self.do_io(io, offset, orig);
+        } else if self.ahead_start == 0 {
+            self.ahead_start = self.start + self.size;
+            self.ahead_size = next;
+            let actual = Self::read(io, self.ahead_start, self.ahead_size);
+            self.check(actual, orig);
+        }
+    }
+
+    fn do_io(&mut self, io: &mut dyn RaIo, offset: u64, orig: u64) {
+        self.start = offset;
+        self.size = self.next_size.unwrap_or(0);
+        self.ahead_start = 0;
+        self.ahead_size = 0;
+        let actual = Self::read(io, offset, self.size);
+        self.check(actual, orig);
+    }
+
+    /// `handle_ra_miss`.
+    pub fn miss(&mut self) {
+        self.next_size = match self.next_size {
+            None => Some(self.min),
+            Some(n) => Some(n.saturating_sub(3).max(self.min)),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests25 {
+    use super::*;
+
+    struct Rec(Vec<RaAction>);
+    impl RaIo for Rec {
+        fn readahead(&mut self, a: RaAction) -> RaOutcome {
+            self.0.push(a);
+            RaOutcome::Read(a.nr)
+        }
+    }
+
+    #[test]
+    fn next_ahead_window_waits_for_the_second_page() {
+        let mut ra = Ra25::new(32);
+        let mut io = Rec(vec![]);
+        for page in 0..200u64 {
+            let before = io.0.len();
+            ra.page_cache_readahead(&mut io, page);
+            for a in &io.0[before..] {
+                // I/O is submitted at or beyond the reader, and never for a window adjacent to one
+                // still unread beyond the reader: at most one window ahead.
+                assert!(a.start >= page, "page {page} window {a:?}");
+                assert!(a.start <= page + 33, "page {page} window {a:?}");
+            }
+        }
+        assert_eq!(io.0[0], RaAction { start: 0, nr: 16, blocking: true });
+        assert!(io.0.iter().skip(3).all(|a| a.nr == 32), "{:?}", io.0);
+    }
+
+    #[test]
+    fn random_reads_fetch_the_minimum_window() {
+        let mut ra = Ra25::new(32);
+        let mut io = Rec(vec![]);
+        ra.page_cache_readahead(&mut io, 1000);
+        ra.page_cache_readahead(&mut io, 37);
+        assert_eq!(io.0.last().unwrap().nr, 4);
     }
 }

@@ -14,103 +14,50 @@ fn aliases_resolve_to_kernel_names() {
 fn unknown_scheduler_lists_the_available_ones() {
     let e = SchedSpec::parse("bfq-turbo").unwrap_err().to_string();
     assert!(e.contains("unknown scheduler `bfq-turbo`"), "{e}");
-    for n in [
-        "noop",
-        "deadline",
-        "anticipatory (alias as)",
-        "cfq",
-        "cfq-v1",
-    ] {
+    for n in ["noop", "deadline", "anticipatory (alias as)", "cfq", "cfq-v1"] {
         assert!(e.contains(n), "{e} should list {n}");
     }
 }
 
 #[test]
 fn unknown_tunable_lists_the_allowed_ones() {
-    let e = SchedSpec::parse("deadline:antic_expire=6")
-        .unwrap()
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
+    let e = SchedSpec::parse("deadline:antic_expire=6").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("has no tunable `antic_expire`"), "{e}");
-    assert!(
-        e.contains("read_expire") && e.contains("fifo_batch") && e.contains("nr_requests"),
-        "{e}"
-    );
+    assert!(e.contains("read_expire") && e.contains("fifo_batch") && e.contains("nr_requests"), "{e}");
 }
 
 #[test]
 fn values_with_units_are_converted_and_checked() {
-    let (_, s) = SchedSpec::parse("as:antic_expire=0,read_expire=250ms")
-        .unwrap()
-        .build()
-        .unwrap();
+    let (_, s) = SchedSpec::parse("as:antic_expire=0,read_expire=250ms").unwrap().build().unwrap();
     assert_eq!(s.get_tunable("antic_expire"), Some(0));
     assert_eq!(s.get_tunable("read_expire"), Some(250));
-    let (_, s) = SchedSpec::parse("cfq:slice_sync=1s")
-        .unwrap()
-        .build()
-        .unwrap();
+    let (_, s) = SchedSpec::parse("cfq:slice_sync=1s").unwrap().build().unwrap();
     assert_eq!(s.get_tunable("slice_sync"), Some(1000));
 }
 
 #[test]
 fn bad_units_are_rejected() {
-    let e = SchedSpec::parse("as:antic_expire=6 parsecs")
-        .unwrap()
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
+    let e = SchedSpec::parse("as:antic_expire=6 parsecs").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("bad value") && e.contains("milliseconds"), "{e}");
-    let e = SchedSpec::parse("as:antic_expire=1500us")
-        .unwrap()
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
+    let e = SchedSpec::parse("as:antic_expire=1500us").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("whole number of milliseconds"), "{e}");
 }
 
 #[test]
 fn out_of_range_values_are_rejected_not_clamped() {
-    let e = SchedSpec::parse("cfq:quantum=0")
-        .unwrap()
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
+    let e = SchedSpec::parse("cfq:quantum=0").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("out of range") && e.contains("1..="), "{e}");
-    let e = SchedSpec::parse("deadline:nr_requests=2")
-        .unwrap()
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
+    let e = SchedSpec::parse("deadline:nr_requests=2").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("out of range") && e.contains("4..="), "{e}");
-    let e = SchedSpec::parse("noop:hz=200")
-        .unwrap()
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
+    let e = SchedSpec::parse("noop:hz=200").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("100, 250, 300 or 1000"), "{e}");
-    let e = SchedSpec::parse("cfq:defer_slice_start=2")
-        .unwrap()
-        .build()
-        .err()
-        .unwrap()
-        .to_string();
+    let e = SchedSpec::parse("cfq:defer_slice_start=2").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("0 or 1"), "{e}");
 }
 
 #[test]
 fn queue_tunables_apply_to_any_scheduler() {
-    let (cfg, _) = SchedSpec::parse("as:nr_requests=8192,queue_depth=32,plugging=off")
-        .unwrap()
-        .build()
-        .unwrap();
+    let (cfg, _) = SchedSpec::parse("as:nr_requests=8192,queue_depth=32,plugging=off").unwrap().build().unwrap();
     assert_eq!(cfg.nr_requests, 8192);
     assert_eq!(cfg.depth, 32);
     assert!(!cfg.plugging);
@@ -129,16 +76,6 @@ fn hz_changes_jiffy_defaults() {
 #[test]
 fn list_syntax_errors_are_clear() {
     assert!(parse_list("").is_err());
-    assert!(
-        parse_list("as,,deadline")
-            .unwrap_err()
-            .to_string()
-            .contains("empty")
-    );
-    assert!(
-        parse_list("as:antic_expire")
-            .unwrap_err()
-            .to_string()
-            .contains("key=value")
-    );
+    assert!(parse_list("as,,deadline").unwrap_err().to_string().contains("empty"));
+    assert!(parse_list("as:antic_expire").unwrap_err().to_string().contains("key=value"));
 }

@@ -1,0 +1,81 @@
+//! The simulated machine a workload runs on: a disk profile, memory, a CPU profile and
+//! a seed. The seed sets what a real rerun varies: the disk's initial rotational
+//! position, the workload's random offsets and think-time jitter.
+
+use iosched_core::Instant;
+use iosched_sim::{CpuProfile, HostProfile, Sim, SimConfig};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    /// A built-in disk profile name or a profile file path.
+    pub disk: String,
+    pub mem_bytes: u64,
+    pub cpu: String,
+    pub seed: u64,
+}
+
+impl Machine {
+    pub fn new(disk: &str, mem_bytes: u64, cpu: &str, seed: u64) -> Self {
+        Machine { disk: disk.to_string(), mem_bytes, cpu: cpu.to_string(), seed }
+    }
+
+    /// Check the machine description (profiles exist, sizes sensible).
+    pub fn validate(&self) -> Result<(), String> {
+        iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        CpuProfile::by_name(&self.cpu)?;
+        if self.mem_bytes < (64 << 20) {
+            return Err(format!("memory {} MiB is too small: at least 64 MiB", self.mem_bytes >> 20));
+        }
+        Ok(())
+    }
+
+    /// A fresh simulator for one run, for a queue whose largest request is
+    /// `max_sectors` (bios are built up to that size, as `bio_add_page` does).
+    pub fn sim(&self, time_limit: Option<Instant>, vmstat: bool, max_sectors: u32) -> Result<Sim, String> {
+        let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        let dev = profile.build_boxed(self.seed);
+        let cfg = SimConfig {
+            host: HostProfile::linux_2003(self.mem_bytes),
+            cpu: CpuProfile::by_name(&self.cpu)?,
+            seed: self.seed,
+            vmstat,
+            time_limit,
+            trace: false,
+            max_bio_sectors: max_sectors,
+        };
+        Ok(Sim::new(cfg, dev))
+    }
+}
+
+/// Parse a size with binary units: `512M`, `4k`, `1G`, `4096`.
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let lower = t.to_ascii_lowercase();
+    let (num, mult) = match lower.trim_end_matches(['b', 'i']).chars().last() {
+        Some('k') => (&lower[..lower.find('k').unwrap()], 1u64 << 10),
+        Some('m') => (&lower[..lower.find('m').unwrap()], 1 << 20),
+        Some('g') => (&lower[..lower.find('g').unwrap()], 1 << 30),
+        Some('t') => (&lower[..lower.find('t').unwrap()], 1 << 40),
+        _ => (lower.trim_end_matches('b'), 1),
+    };
+    let n: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad size `{t}`: expected a number with an optional unit (k, M, G), e.g. 512M"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("size `{t}` is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_with_units() {
+        assert_eq!(parse_size("512M").unwrap(), 512 << 20);
+        assert_eq!(parse_size("4k").unwrap(), 4096);
+        assert_eq!(parse_size("4KiB").unwrap(), 4096);
+        assert_eq!(parse_size("1g").unwrap(), 1 << 30);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert!(parse_size("lots").is_err());
+    }
+}

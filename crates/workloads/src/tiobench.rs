@@ -1,0 +1,371 @@
+//! tiobench (tiotest 0.3.3 driven by tiobench.pl) in the simulator.
+//!
+//! Semantics (reference `benchmarks.md` §1): N threads, each with a private file of
+//! `size/N` MiB in one directory; four phases in tiotest's order — sequential write,
+//! random write, sequential read, random read — of synchronous buffered `block`-byte
+//! calls; random phases do `random/N` operations per thread at
+//! `(rand() % (blocks-1)) * block`, uniform with replacement; write phases end with
+//! `fsync` inside the thread's time. Each phase creates its threads, waits (tiotest polls
+//! every second) until they are parked, starts the clock and releases them; the phase
+//! ends when the last thread exits. The page cache carries over between phases as on a
+//! real machine. Per-call latency is the time of the `read`/`write` call alone; CPU is
+//! the threads' user+system time.
+//!
+//! Every number is computed as tiotest / tiobench.pl do: `Rate = MiB / wall`,
+//! `CPU% = 100 × cpu / wall`, average latency over all calls of all threads, maximum,
+//! and the fractions of calls over 2 s and 10 s.
+
+use crate::machine::Machine;
+use iosched_core::{Duration, Instant, IoPrio};
+use iosched_policies::SchedSpec;
+use iosched_sim::host::{self, Shared};
+use iosched_sim::{FileId, Outcome, ProgCtx, Rng, SysOp, TaskId};
+use serde::Serialize;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// The four phases, in tiotest's execution order.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    SeqWrite,
+    RandWrite,
+    SeqRead,
+    RandRead,
+}
+
+impl Phase {
+    pub const ORDER: [Phase; 4] = [Phase::SeqWrite, Phase::RandWrite, Phase::SeqRead, Phase::RandRead];
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::SeqWrite => "seq_write",
+            Phase::RandWrite => "rand_write",
+            Phase::SeqRead => "seq_read",
+            Phase::RandRead => "rand_read",
+        }
+    }
+    fn is_write(self) -> bool {
+        matches!(self, Phase::SeqWrite | Phase::RandWrite)
+    }
+    fn is_random(self) -> bool {
+        matches!(self, Phase::RandWrite | Phase::RandRead)
+    }
+}
+
+/// tiobench options.
+#[derive(Clone, Debug)]
+pub struct TiobenchConfig {
+    /// Total file size over all threads, bytes (tiobench.pl `--size`).
+    pub size: u64,
+    /// Bytes per call.
+    pub block: u64,
+    /// Random operations over all threads (tiobench.pl `--random`).
+    pub random: u64,
+    /// Drop clean page-cache pages before each phase, as tiotest 0.4's `-F` does. Off by
+    /// default: tiotest 0.3.3 (the seed's) had no such flag, so its read phases start
+    /// with whatever the write phases left cached.
+    pub drop_caches: bool,
+    pub machine: Machine,
+}
+
+impl TiobenchConfig {
+    pub fn validate(&self, threads: &[u32]) -> Result<(), String> {
+        if self.block == 0 || !self.block.is_multiple_of(512) || self.block > (1 << 20) {
+            return Err(format!("--block {}: expected a multiple of 512 bytes, at most 1M", self.block));
+        }
+        if self.size == 0 {
+            return Err("--size must be positive".into());
+        }
+        if threads.is_empty() || threads.contains(&0) {
+            return Err("--threads: expected a list of positive thread counts".into());
+        }
+        for &n in threads {
+            if self.size / (1 << 20) / n as u64 == 0 {
+                return Err(format!(
+                    "--size {} MiB split over {n} threads leaves less than 1 MiB per file",
+                    self.size >> 20
+                ));
+            }
+        }
+        self.machine.validate()
+    }
+}
+
+/// One phase's raw measurements (summed over threads, as tiotest's terse line).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PhaseResult {
+    pub phase: Option<Phase>,
+    pub threads: u32,
+    /// MiB moved.
+    pub mib: f64,
+    /// Wall time from release to the last thread's exit.
+    pub wall_s: f64,
+    /// Σ user+system CPU seconds of the threads.
+    pub cpu_s: f64,
+    pub calls: u64,
+    pub lat_sum_ms: f64,
+    pub lat_max_ms: f64,
+    pub over_2s: u64,
+    pub over_10s: u64,
+    /// MiB the device read / wrote during the phase (diagnostics: cache effects).
+    pub device_read_mib: f64,
+    pub device_write_mib: f64,
+}
+
+impl PhaseResult {
+    pub fn rate_mb_s(&self) -> f64 {
+        if self.wall_s > 0.0 { self.mib / self.wall_s } else { 0.0 }
+    }
+    pub fn cpu_pct(&self) -> f64 {
+        if self.wall_s > 0.0 { 100.0 * self.cpu_s / self.wall_s } else { 0.0 }
+    }
+    pub fn avg_lat_ms(&self) -> f64 {
+        if self.calls > 0 { self.lat_sum_ms / self.calls as f64 } else { 0.0 }
+    }
+    pub fn pct_gt_2s(&self) -> f64 {
+        if self.calls > 0 { 100.0 * self.over_2s as f64 / self.calls as f64 } else { 0.0 }
+    }
+    pub fn pct_gt_10s(&self) -> f64 {
+        if self.calls > 0 { 100.0 * self.over_10s as f64 / self.calls as f64 } else { 0.0 }
+    }
+    /// tiobench.pl: `rate / (cpu / 100)`.
+    pub fn cpu_eff(&self) -> f64 {
+        let cpu = self.cpu_pct();
+        if cpu > 0.0 { self.rate_mb_s() / (cpu / 100.0) } else { 0.0 }
+    }
+}
+
+#[derive(Default)]
+struct Collect {
+    phase: PhaseResult,
+}
+
+/// The counter the main thread raises to release the phase's threads.
+const RELEASE: usize = 0;
+
+/// Run tiotest with `threads` threads under `spec`; returns the four phases.
+pub fn run(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<Vec<PhaseResult>, String> {
+    let mut queue = spec.queue().map_err(|e| e.to_string())?;
+    let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
+    let n = threads as u64;
+    let file_bytes = cfg.size / (1 << 20) / n * (1 << 20);
+    let blocks = file_bytes / cfg.block;
+    let ops_per_thread = cfg.random / n;
+    let dir = sim.fs.mkdir(sim.fs.root(), "tiotest");
+    let files: Vec<FileId> = (0..threads).map(|i| sim.fs.create(dir, &format!("_1234_tiotest.{i}"))).collect();
+    let results: Shared<Vec<PhaseResult>> = Rc::new(RefCell::new(Vec::new()));
+    let main = Main {
+        phase: 0,
+        step: MainStep::Spawn,
+        threads: Vec::new(),
+        files: files.clone(),
+        block: cfg.block,
+        blocks,
+        ops: ops_per_thread,
+        seed: cfg.machine.seed,
+        collect: Rc::new(RefCell::new(Collect::default())),
+        results: results.clone(),
+        t0: Instant::ZERO,
+        dev0: (0, 0),
+        waited: 0,
+        drop_caches: cfg.drop_caches,
+        dropped: false,
+    };
+    let t = sim.spawn("tiotest", Box::new(main), IoPrio::NONE);
+    sim.watch(t);
+    host::run(&mut sim, &mut queue);
+    let r = results.borrow().clone();
+    if r.len() != 4 {
+        return Err(format!("tiobench with {threads} threads did not finish ({} phases done)", r.len()));
+    }
+    Ok(r)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum MainStep {
+    Spawn,
+    Park,
+    Release,
+    Join,
+}
+
+/// tiotest's main thread.
+struct Main {
+    phase: usize,
+    step: MainStep,
+    threads: Vec<TaskId>,
+    files: Vec<FileId>,
+    block: u64,
+    blocks: u64,
+    ops: u64,
+    seed: u64,
+    collect: Shared<Collect>,
+    results: Shared<Vec<PhaseResult>>,
+    t0: Instant,
+    dev0: (u64, u64),
+    waited: usize,
+    drop_caches: bool,
+    dropped: bool,
+}
+
+impl iosched_sim::Program for Main {
+    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        loop {
+            if self.phase >= Phase::ORDER.len() {
+                return SysOp::Exit;
+            }
+            let phase = Phase::ORDER[self.phase];
+            match self.step {
+                MainStep::Spawn => {
+                    if let Some(c) = done.and_then(|d| d.child)
+                        && !self.threads.contains(&c)
+                    {
+                        self.threads.push(c);
+                    }
+                    let i = self.threads.len();
+                    if i < self.files.len() {
+                        let w = Worker {
+                            phase,
+                            release: self.phase as u64 + 1,
+                            file: self.files[i],
+                            block: self.block,
+                            blocks: self.blocks,
+                            ops: self.ops,
+                            done_ops: 0,
+                            rng: Rng::derive(self.seed, (self.phase * 100_000 + i) as u64),
+                            step: 0,
+                            cpu0: Duration::ZERO,
+                            collect: self.collect.clone(),
+                        };
+                        return SysOp::Spawn { program: Box::new(w), name: format!("tiotest/{i}"), prio: IoPrio::NONE };
+                    }
+                    self.step = MainStep::Park;
+                    if self.drop_caches && !self.dropped {
+                        self.dropped = true;
+                        self.step = MainStep::Spawn;
+                        return SysOp::DropCaches;
+                    }
+                    self.dropped = false;
+                    // tiotest polls once a second until every thread is parked.
+                    return SysOp::Sleep(Duration::from_secs(1));
+                }
+                MainStep::Park => {
+                    self.step = MainStep::Release;
+                    self.t0 = ctx.now;
+                    self.dev0 = (ctx.device_read, ctx.device_written);
+                    *self.collect.borrow_mut() = Collect::default();
+                    ctx.signal(RELEASE, self.phase as u64 + 1);
+                    self.waited = 0;
+                    continue;
+                }
+                MainStep::Release | MainStep::Join => {
+                    self.step = MainStep::Join;
+                    if self.waited < self.threads.len() {
+                        let t = self.threads[self.waited];
+                        self.waited += 1;
+                        return SysOp::WaitExit(t);
+                    }
+                    let wall = (ctx.now - self.t0).as_secs_f64();
+                    let mut r = std::mem::take(&mut self.collect.borrow_mut().phase);
+                    r.phase = Some(phase);
+                    r.threads = self.threads.len() as u32;
+                    r.wall_s = wall;
+                    r.device_read_mib = (ctx.device_read - self.dev0.0) as f64 / (1 << 20) as f64;
+                    r.device_write_mib = (ctx.device_written - self.dev0.1) as f64 / (1 << 20) as f64;
+                    self.results.borrow_mut().push(r);
+                    self.threads.clear();
+                    self.phase += 1;
+                    self.step = MainStep::Spawn;
+                    continue;
+                }
+            }
+        }
+    }
+}
+
+/// One tiotest thread for one phase.
+struct Worker {
+    phase: Phase,
+    release: u64,
+    file: FileId,
+    block: u64,
+    blocks: u64,
+    ops: u64,
+    done_ops: u64,
+    rng: Rng,
+    step: u8,
+    cpu0: Duration,
+    collect: Shared<Collect>,
+}
+
+impl iosched_sim::Program for Worker {
+    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        // Account the previous data call.
+        if self.step == 3
+            && let Some(d) = done
+        {
+            let lat = d.latency().as_secs_f64() * 1000.0;
+            let mut c = self.collect.borrow_mut();
+            let p = &mut c.phase;
+            p.calls += 1;
+            p.lat_sum_ms += lat;
+            p.lat_max_ms = p.lat_max_ms.max(lat);
+            if lat > 2000.0 {
+                p.over_2s += 1;
+            }
+            if lat > 10_000.0 {
+                p.over_10s += 1;
+            }
+            p.mib += d.bytes as f64 / (1 << 20) as f64;
+        }
+        loop {
+            match self.step {
+                0 => {
+                    self.step = 1;
+                    return SysOp::WaitCounter { counter: RELEASE, at_least: self.release };
+                }
+                1 => {
+                    self.cpu0 = ctx.cpu_time;
+                    self.step = 3;
+                    // 0.3.3 opens with O_CREAT|O_TRUNC for the sequential write.
+                    return if self.phase == Phase::SeqWrite {
+                        SysOp::Truncate { file: self.file }
+                    } else {
+                        SysOp::Open { file: self.file }
+                    };
+                }
+                3 => {
+                    let total = if self.phase.is_random() { self.ops } else { self.blocks };
+                    if self.done_ops < total {
+                        let off = if self.phase.is_random() {
+                            // (rand_r() % (blocks - 1)) * block: the last block is never chosen.
+                            self.rng.below(self.blocks.saturating_sub(1).max(1)) * self.block
+                        } else {
+                            self.done_ops * self.block
+                        };
+                        self.done_ops += 1;
+                        let len = self.block;
+                        return if self.phase.is_write() {
+                            SysOp::Write { file: self.file, offset: off, len }
+                        } else {
+                            SysOp::Read { file: self.file, offset: off, len }
+                        };
+                    }
+                    self.step = 4;
+                    if self.phase.is_write() {
+                        return SysOp::Fsync { file: self.file };
+                    }
+                }
+                4 => {
+                    self.step = 5;
+                    return SysOp::Close { file: self.file };
+                }
+                _ => {
+                    let cpu = (ctx.cpu_time - self.cpu0).as_secs_f64();
+                    self.collect.borrow_mut().phase.cpu_s += cpu;
+                    return SysOp::Exit;
+                }
+            }
+        }
+    }
+}

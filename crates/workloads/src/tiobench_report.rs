@@ -1,0 +1,392 @@
+//! The tiobench.pl summary table (0.3.3 with Randy Hron's latency and CPU-efficiency
+//! columns, tiobench commit 7b59b02, 2002), byte for byte, shared by the simulated and the
+//! real tiobench.
+//!
+//! Layout: the "Unit information" block, then the sections `Sequential Reads`,
+//! `Random Reads`, `Sequential Writes`, `Random Writes` in that order, each a blank line,
+//! its title, the three header lines and one row per record of that phase (in the order
+//! given). Rows use the Perl picture
+//!
+//! ```text
+//! @<<<<<<<<<<<<<<<<<<<<<<<<<<< @||||| @|||| @>>  @##.## @>>>>% @####.### @#######.##  @#.##### @#.##### @####
+//! ```
+//!
+//! rendered as Perl's `format`/`write` does: text fields are cut to their width (`@<`
+//! left, `@|` centred with the odd space on the right, `@>` right); numeric fields are
+//! `sprintf("%W.Pf")` and are filled with `#` when the number does not fit; the CPU%
+//! field is a *text* field, so it shows the first five characters of Perl's default
+//! stringification of the number (`%.15g`): 11.0912 → `11.09`, 2.50004 → `2.500`,
+//! 2.5 → `  2.5`.
+//!
+//! One fidelity note: 7b59b02 defines the header as `SEQ_READS_TOP` but never selects it
+//! (`$^` stays `STDOUT_TOP`), so the script itself prints no column header; the tables
+//! posted to LKML carry one. [`table`] prints the header under every section title (the
+//! published form); [`table_as_printed`] prints exactly what the script printed.
+
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// A tiobench phase. Execution order is seq_write, rand_write, seq_read, rand_read; the
+/// table prints reads first.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    SeqRead,
+    RandRead,
+    SeqWrite,
+    RandWrite,
+}
+
+impl Phase {
+    /// All phases in the order tiotest runs them.
+    pub const RUN_ORDER: [Phase; 4] = [Phase::SeqWrite, Phase::RandWrite, Phase::SeqRead, Phase::RandRead];
+    /// All phases in the order tiobench.pl prints them.
+    pub const PRINT_ORDER: [Phase; 4] = [Phase::SeqRead, Phase::RandRead, Phase::SeqWrite, Phase::RandWrite];
+    /// The section title.
+    pub fn title(self) -> &'static str {
+        match self {
+            Phase::SeqRead => "Sequential Reads",
+            Phase::RandRead => "Random Reads",
+            Phase::SeqWrite => "Sequential Writes",
+            Phase::RandWrite => "Random Writes",
+        }
+    }
+    /// The serde / CLI name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::SeqRead => "seq_read",
+            Phase::RandRead => "rand_read",
+            Phase::SeqWrite => "seq_write",
+            Phase::RandWrite => "rand_write",
+        }
+    }
+    /// Parse a serde name (`seq_read`, …).
+    pub fn parse(s: &str) -> Option<Phase> {
+        Phase::RUN_ORDER.into_iter().find(|p| p.name() == s)
+    }
+    pub fn is_write(self) -> bool {
+        matches!(self, Phase::SeqWrite | Phase::RandWrite)
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, Phase::RandRead | Phase::RandWrite)
+    }
+}
+
+/// One row: one phase of one run (scheduler × size × block × threads). JSON field names
+/// are exactly the struct's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TiobenchRecord {
+    /// The Identifier column (we put the scheduler spec there).
+    pub scheduler: String,
+    pub phase: Phase,
+    pub threads: u32,
+    /// Total file size over all threads, MiB (tiobench.pl's `--size`).
+    pub file_size_mb: u64,
+    /// Block size, bytes.
+    pub block: u32,
+    /// MiB per second of phase wall time.
+    pub rate_mb_s: f64,
+    /// Process CPU time (user + system) over phase wall time, percent.
+    pub cpu_pct: f64,
+    pub avg_lat_ms: f64,
+    pub max_lat_ms: f64,
+    /// Percent of requests slower than 2 s / 10 s.
+    pub pct_gt_2s: f64,
+    pub pct_gt_10s: f64,
+    /// Rate divided by CPU% / 100.
+    pub cpu_eff: f64,
+}
+
+/// The "Unit information" block as tiobench.pl prints it (leading newline included).
+pub const UNIT_INFORMATION: &str = "
+Unit information
+================
+File size = megabytes
+Blk Size  = bytes
+Rate      = megabytes per second
+CPU%      = percentage of CPU used during the test
+Latency   = milliseconds
+Lat%      = percent of requests that took longer than X seconds
+CPU Eff   = Rate divided by CPU% - throughput per cpu load
+";
+
+/// The column header (`SEQ_READS_TOP`).
+pub const HEADER: &str =
+    "                              File  Blk   Num                   Avg      Maximum      Lat%     Lat%    CPU
+Identifier                    Size  Size  Thr   Rate  (CPU%)  Latency    Latency      >2s      >10s    Eff
+---------------------------- ------ ----- ---  ------ ------ --------- -----------  -------- -------- -----
+";
+
+/// The whole report with a column header under each section title.
+pub fn table(records: &[TiobenchRecord]) -> String {
+    render(records, true)
+}
+
+/// Exactly what tiobench.pl 7b59b02 prints: no column headers.
+pub fn table_as_printed(records: &[TiobenchRecord]) -> String {
+    render(records, false)
+}
+
+fn render(records: &[TiobenchRecord], headers: bool) -> String {
+    let mut s = String::from(UNIT_INFORMATION);
+    for phase in Phase::PRINT_ORDER {
+        let _ = writeln!(s, "\n{}", phase.title());
+        if headers {
+            s.push_str(HEADER);
+        }
+        for r in records.iter().filter(|r| r.phase == phase) {
+            s.push_str(&row(r));
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// One table row (no newline).
+pub fn row(r: &TiobenchRecord) -> String {
+    let mut s = String::with_capacity(110);
+    s.push_str(&left(&r.scheduler, 28));
+    s.push(' ');
+    s.push_str(&centre(&r.file_size_mb.to_string(), 6));
+    s.push(' ');
+    s.push_str(&centre(&r.block.to_string(), 5));
+    s.push(' ');
+    s.push_str(&right(&r.threads.to_string(), 3));
+    s.push_str("  ");
+    s.push_str(&num(r.rate_mb_s, 6, 2));
+    s.push(' ');
+    s.push_str(&right(&perl_str(r.cpu_pct), 5));
+    s.push_str("% ");
+    s.push_str(&num(r.avg_lat_ms, 9, 3));
+    s.push(' ');
+    s.push_str(&num(r.max_lat_ms, 11, 2));
+    s.push_str("  ");
+    s.push_str(&num(r.pct_gt_2s, 8, 5));
+    s.push(' ');
+    s.push_str(&num(r.pct_gt_10s, 8, 5));
+    s.push(' ');
+    s.push_str(&num(r.cpu_eff, 5, 0));
+    s
+}
+
+fn cut(s: &str, w: usize) -> String {
+    s.chars().take(w).collect()
+}
+
+/// `@<<<`: left-justified, cut to width.
+fn left(s: &str, w: usize) -> String {
+    format!("{:<w$}", cut(s, w))
+}
+
+/// `@>>>`: right-justified, cut to width (the leftmost characters are kept).
+fn right(s: &str, w: usize) -> String {
+    format!("{:>w$}", cut(s, w))
+}
+
+/// `@|||`: centred, the odd space on the right.
+fn centre(s: &str, w: usize) -> String {
+    let c = cut(s, w);
+    let n = c.chars().count();
+    let l = (w - n) / 2;
+    format!("{}{c}{}", " ".repeat(l), " ".repeat(w - n - l))
+}
+
+/// `@##.##`: `%W.Pf`, or `#` × W when it does not fit.
+fn num(v: f64, w: usize, p: usize) -> String {
+    let s = format!("{v:w$.p$}");
+    if s.len() > w { "#".repeat(w) } else { s }
+}
+
+/// Perl's default number-to-string conversion (`%.15g`).
+pub fn perl_str(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    if !v.is_finite() {
+        return if v.is_nan() {
+            "NaN".into()
+        } else if v > 0.0 {
+            "Inf".into()
+        } else {
+            "-Inf".into()
+        };
+    }
+    // %.15g: 15 significant digits; scientific if the exponent is < -4 or >= 15.
+    let sci = format!("{v:.14e}");
+    let (mant, exp) = sci.split_once('e').expect("scientific format");
+    let exp: i32 = exp.parse().expect("exponent");
+    if !(-4..15).contains(&exp) {
+        let mant = strip_zeros(mant);
+        let sign = if exp < 0 { '-' } else { '+' };
+        return format!("{mant}e{sign}{:02}", exp.abs());
+    }
+    let decimals = (14 - exp).max(0) as usize;
+    strip_zeros(&format!("{v:.decimals$}"))
+}
+
+fn strip_zeros(s: &str) -> String {
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(phase: Phase, threads: u32, rate: f64, cpu: f64, avg: f64, max: f64, eff: f64) -> TiobenchRecord {
+        TiobenchRecord {
+            scheduler: "2.5.65-mm4-dl".into(),
+            phase,
+            threads,
+            file_size_mb: 1024,
+            block: 4096,
+            rate_mb_s: rate,
+            cpu_pct: cpu,
+            avg_lat_ms: avg,
+            max_lat_ms: max,
+            pct_gt_2s: 0.0,
+            pct_gt_10s: 0.0,
+            cpu_eff: eff,
+        }
+    }
+
+    #[test]
+    fn sample_rows_of_the_reference_byte_for_byte() {
+        let a = rec(Phase::SeqRead, 1, 48.21, 11.0912, 0.080, 36.49, 435.0);
+        assert_eq!(
+            row(&a),
+            "2.5.65-mm4-dl                 1024  4096    1   48.21 11.09%     0.080       36.49   0.00000  0.00000   435"
+        );
+        let b = rec(Phase::SeqRead, 4, 11.47, 2.50004, 1.358, 86.84, 459.0);
+        assert_eq!(
+            row(&b),
+            "2.5.65-mm4-dl                 1024  4096    4   11.47 2.500%     1.358       86.84   0.00000  0.00000   459"
+        );
+    }
+
+    /// Expected strings produced by running the Perl picture of 7b59b02 (perl 5.36).
+    #[test]
+    fn perl_format_edge_cases() {
+        let mut r = TiobenchRecord {
+            scheduler: "a-very-long-identifier-that-exceeds-28-chars".into(),
+            phase: Phase::SeqRead,
+            threads: 1000,
+            file_size_mb: 10000,
+            block: 65536,
+            rate_mb_s: 1234.5,
+            cpu_pct: 283.4,
+            avg_lat_ms: 123456.7,
+            max_lat_ms: 123456789.5,
+            pct_gt_2s: 12.5,
+            pct_gt_10s: 0.000004,
+            cpu_eff: 123456.0,
+        };
+        assert_eq!(
+            row(&r),
+            "a-very-long-identifier-that- 10000  65536 100  ###### 283.4% ######### ###########  12.50000  0.00000 #####"
+        );
+        r = TiobenchRecord {
+            scheduler: "x".into(),
+            threads: 32,
+            file_size_mb: 5,
+            block: 512,
+            rate_mb_s: 0.004,
+            cpu_pct: 0.0499999,
+            avg_lat_ms: 0.0005,
+            max_lat_ms: 0.005,
+            pct_gt_2s: 0.000005,
+            pct_gt_10s: 1.0,
+            cpu_eff: 0.5,
+            ..r
+        };
+        assert_eq!(
+            row(&r),
+            "x                              5     512   32    0.00 0.049%     0.001        0.01   0.00001  1.00000     0"
+        );
+        r = TiobenchRecord {
+            scheduler: "z".into(),
+            threads: 16,
+            file_size_mb: 64,
+            block: 4096,
+            rate_mb_s: -1.5,
+            cpu_pct: 1e-7,
+            avg_lat_ms: 99999.9995,
+            max_lat_ms: 2.5,
+            pct_gt_2s: 10.0,
+            pct_gt_10s: 0.25,
+            cpu_eff: 99999.6,
+            ..r
+        };
+        assert_eq!(
+            row(&r),
+            "z                              64   4096   16   -1.50 1e-07% #########        2.50  10.00000  0.25000 #####"
+        );
+        // An exact 2.5 stringifies as "2.5" in Perl.
+        assert_eq!(right(&perl_str(2.5), 5), "  2.5");
+    }
+
+    #[test]
+    fn perl_stringification() {
+        for (v, s) in [
+            (11.0912, "11.0912"),
+            (2.5, "2.5"),
+            (100.0, "100"),
+            (0.1 + 0.2, "0.3"),
+            (1e-7, "1e-07"),
+            (0.0001, "0.0001"),
+            (1e15, "1e+15"),
+            (123456789012345.0, "123456789012345"),
+            (-3.25, "-3.25"),
+        ] {
+            assert_eq!(perl_str(v), s, "{v}");
+        }
+    }
+
+    #[test]
+    fn whole_table_layout() {
+        let recs = vec![
+            rec(Phase::SeqWrite, 1, 20.0, 10.0, 1.0, 2.0, 200.0),
+            rec(Phase::SeqRead, 1, 48.21, 11.0912, 0.080, 36.49, 435.0),
+        ];
+        let t = table(&recs);
+        let expected = format!(
+            "{UNIT_INFORMATION}\nSequential Reads\n{HEADER}{}\n\nRandom Reads\n{HEADER}\nSequential Writes\n{HEADER}{}\n\nRandom Writes\n{HEADER}",
+            row(&recs[1]),
+            row(&recs[0])
+        );
+        assert_eq!(t, expected);
+        assert!(t.starts_with("\nUnit information\n================\nFile size = megabytes\n"));
+        // What the script printed: the same without headers.
+        assert_eq!(table_as_printed(&recs), expected.replace(HEADER, ""));
+        // The header's dash line lines up with the row's fields.
+        let dashes = HEADER.lines().nth(2).unwrap();
+        assert_eq!(dashes.len(), row(&recs[0]).len());
+    }
+
+    #[test]
+    fn json_field_names() {
+        let v = serde_json::to_value(rec(Phase::RandWrite, 4, 1.0, 1.0, 1.0, 1.0, 1.0)).unwrap();
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "avg_lat_ms",
+                "block",
+                "cpu_eff",
+                "cpu_pct",
+                "file_size_mb",
+                "max_lat_ms",
+                "pct_gt_10s",
+                "pct_gt_2s",
+                "phase",
+                "rate_mb_s",
+                "scheduler",
+                "threads"
+            ]
+        );
+        assert_eq!(v["phase"], "rand_write");
+        for p in Phase::RUN_ORDER {
+            assert_eq!(Phase::parse(p.name()), Some(p));
+        }
+    }
+}
