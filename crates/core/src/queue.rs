@@ -404,10 +404,13 @@ impl Queue {
         assert!(bio.len_sectors > 0 || bio.op == Op::Flush, "empty request {}", bio.id);
         assert!(!self.slots.contains_key(&bio.id), "duplicate request id {}", bio.id);
         let barrier = bio.op == Op::Flush;
-        if !barrier && bio.op != Op::Discard && !self.queue_empty()
-            && let Some(adm) = self.try_merge(now, &bio) {
-                return adm;
-            }
+        if !barrier
+            && bio.op != Op::Discard
+            && !self.queue_empty()
+            && let Some(adm) = self.try_merge(now, &bio)
+        {
+            return adm;
+        }
         if !self.get_request(now, &bio) {
             let d = bio.dir().index();
             self.pool.waiters[d].push_back(bio);

@@ -63,6 +63,9 @@ pub struct Profile {
     /// Where it came from: `builtin:NAME` or a path.
     pub origin: String,
     pub kind: ProfileKind,
+    /// The largest request the driver accepts (`max_hw_sectors`), if the profile says:
+    /// 2.5-era IDE took 255 sectors. `None` leaves the block layer's default.
+    pub max_request_sectors: Option<u32>,
 }
 
 impl Profile {
@@ -196,6 +199,7 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
             description: format!("DiskSim model {}", path.display()),
             origin: name_or_path.to_owned(),
             kind: ProfileKind::Hdd(Arc::new(params)),
+            max_request_sectors: None,
         });
     }
     let src = std::fs::read_to_string(path).map_err(|e| ProfileError {
@@ -226,6 +230,7 @@ struct Doc {
     name: F,
     description: F,
     kind: F,
+    max_request_sectors: F,
     disk: Option<Spanned<DiskRaw>>,
     controller: Option<Spanned<ControllerRaw>>,
     cache: Option<Spanned<CacheRaw>>,
@@ -289,6 +294,7 @@ struct CacheRaw {
     min_read_ahead: F,
     read_any_free_blocks: F,
     almost_read_hits: F,
+    skip_ahead_hits: F,
     read_ahead_on_idle_hit: F,
     zero_latency: F,
     write_cache: F,
@@ -570,7 +576,11 @@ pub fn parse_profile(src: &str, file: &str) -> Result<Profile, ProfileError> {
         "ssd" => ProfileKind::Ssd(ssd(&cx, &doc)?),
         _ => ProfileKind::Null(null(&cx, &doc)?),
     };
-    Ok(Profile { name, description, origin: file.into(), kind })
+    let max_request_sectors = match &doc.max_request_sectors {
+        None => None,
+        f => Some(cx.int(f, "max_request_sectors", 8, 65535, None, ("top level", None))? as u32),
+    };
+    Ok(Profile { name, description, origin: file.into(), kind, max_request_sectors })
 }
 
 fn null(cx: &Ctx, doc: &Doc) -> Result<NullParams, ProfileError> {
@@ -939,6 +949,7 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
                 min_read_ahead: None,
                 read_any_free_blocks: None,
                 almost_read_hits: None,
+                skip_ahead_hits: None,
                 read_ahead_on_idle_hit: None,
                 zero_latency: None,
                 write_cache: None,
@@ -998,6 +1009,14 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
         read_ahead_on_idle_hit: cx.boolean(&k.read_ahead_on_idle_hit, "read_ahead_on_idle_hit", false)?,
         read_any_free_blocks: cx.boolean(&k.read_any_free_blocks, "read_any_free_blocks", false)?,
         almost_read_hits: cx.boolean(&k.almost_read_hits, "almost_read_hits", true)?,
+        skip_ahead_hits: cx.size(
+            &k.skip_ahead_hits,
+            "skip_ahead_hits",
+            0,
+            seg_blocks * 512,
+            Some(0),
+            (sec, cache_at),
+        )? / 512,
         fast_write: if write_cache { FastWrite::Full } else { FastWrite::Off },
         immediate_read: cx.boolean(&k.zero_latency, "zero_latency", false)?,
         immediate_write: cx.boolean(&k.zero_latency, "zero_latency", false)?,

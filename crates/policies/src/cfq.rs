@@ -717,7 +717,9 @@ impl Cfq {
         q.slice_left = if inverted {
             // QUIRK-CFQ-3: stores slice_end - now (wrapped) when the slice is used.
             if used { q.slice_end.wrapping_sub(now_j) & 0xffff_ffff } else { 0 }
-        } else { q.slice_end.saturating_sub(now_j) };
+        } else {
+            q.slice_end.saturating_sub(now_j)
+        };
         if q.on_rr {
             self.resort_rr_list(id, preempted);
         }

@@ -123,7 +123,14 @@ impl SchedSpec {
 
     /// Build the queue configuration and the configured policy, validating every setting.
     pub fn build(&self) -> Result<(QueueConfig, Box<dyn Scheduler>), TunableError> {
-        let mut cfg = QueueConfig::default();
+        self.build_on(QueueConfig::default())
+    }
+
+    /// As [`SchedSpec::build`], starting from `base` — the queue as the device driver set
+    /// it up (its largest request, its queue depth) — so the spec's settings override the
+    /// driver's, as sysfs writes do.
+    pub fn build_on(&self, base: QueueConfig) -> Result<(QueueConfig, Box<dyn Scheduler>), TunableError> {
+        let mut cfg = base;
         // The tick rate first: policy defaults depend on it.
         for (k, v) in self.settings.iter().filter(|(k, _)| k == "hz") {
             cfg.set(k, v)?;
@@ -148,6 +155,12 @@ impl SchedSpec {
     /// Build a ready [`Queue`].
     pub fn queue(&self) -> Result<Queue, TunableError> {
         let (cfg, sched) = self.build()?;
+        Ok(Queue::new(cfg, sched))
+    }
+
+    /// Build a ready [`Queue`] on a driver's base configuration (see [`SchedSpec::build_on`]).
+    pub fn queue_on(&self, base: QueueConfig) -> Result<Queue, TunableError> {
+        let (cfg, sched) = self.build_on(base)?;
         Ok(Queue::new(cfg, sched))
     }
 }

@@ -277,6 +277,8 @@ impl Fs {
             self.allocate(f, b);
         }
         self.files[f.0 as usize].size = size;
+        // The writer closed it: unused preallocation goes back (no gaps between files).
+        self.discard_prealloc(f);
         f
     }
 

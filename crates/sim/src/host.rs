@@ -81,6 +81,10 @@ pub enum SysOp {
     Close {
         file: FileId,
     },
+    /// `stat`/`lstat`: read the file's inode (its inode-table block, if not cached).
+    Stat {
+        file: FileId,
+    },
     /// `getdents`: read a directory's blocks (and its inode).
     ReadDir {
         dir: DirId,
@@ -138,6 +142,7 @@ impl SysOp {
             SysOp::Open { .. } => "open",
             SysOp::Truncate { .. } => "truncate",
             SysOp::Close { .. } => "close",
+            SysOp::Stat { .. } => "stat",
             SysOp::ReadDir { .. } => "readdir",
             SysOp::MmapRead { .. } => "mmap-read",
             SysOp::MmapWrite { .. } => "mmap-write",
@@ -271,6 +276,8 @@ enum Cont {
     Next,
     Read {
         file: FileId,
+        /// Where the call started (its return value is the bytes from here).
+        start: u64,
         pos: u64,
         end: u64,
         next_ra: u64,
@@ -876,8 +883,8 @@ impl Sim {
         let cont = std::mem::replace(&mut self.tasks[t.0 as usize].cont, Cont::Next);
         let next = match cont {
             Cont::Next => self.next_op(t),
-            Cont::Read { file, pos, end, next_ra, copied, mmap } => {
-                self.step_read(t, file, pos, end, next_ra, copied, mmap)
+            Cont::Read { file, start, pos, end, next_ra, copied, mmap } => {
+                self.step_read(t, file, start, pos, end, next_ra, copied, mmap)
             }
             Cont::Write { file, pos, end, written, mmap } => self.step_write(t, file, pos, end, written, mmap),
             Cont::Balance(b) => self.step_balance(t, b),
@@ -945,11 +952,25 @@ impl Sim {
             SysOp::Read { file, offset, len } => {
                 task.debt += cpu.syscall;
                 let first = offset / BLOCK;
-                Cont::Read { file, pos: offset, end: offset + len, next_ra: first, copied: 0, mmap: false }
+                Cont::Read {
+                    file,
+                    start: offset,
+                    pos: offset,
+                    end: offset + len,
+                    next_ra: first,
+                    copied: 0,
+                    mmap: false,
+                }
             }
-            SysOp::MmapRead { file, offset, len } => {
-                Cont::Read { file, pos: offset, end: offset + len, next_ra: offset / BLOCK, copied: 0, mmap: true }
-            }
+            SysOp::MmapRead { file, offset, len } => Cont::Read {
+                file,
+                start: offset,
+                pos: offset,
+                end: offset + len,
+                next_ra: offset / BLOCK,
+                copied: 0,
+                mmap: true,
+            },
             SysOp::Write { file, offset, len } => {
                 task.debt += cpu.syscall;
                 Cont::Write { file, pos: offset, end: offset + len, written: 0, mmap: false }
@@ -1000,6 +1021,11 @@ impl Sim {
                 task.ra.remove(&file.0);
                 self.fs.discard_prealloc(file);
                 Cont::Finish { bytes: 0 }
+            }
+            SysOp::Stat { file } => {
+                task.debt += cpu.syscall * 2;
+                let blocks = vec![self.fs.inode_block(self.fs.file(file).inode)];
+                Cont::Meta { blocks, i: 0, then: Box::new(Cont::Finish { bytes: 0 }) }
             }
             SysOp::ReadDir { dir } => {
                 task.debt += cpu.syscall * 2;
@@ -1159,6 +1185,7 @@ impl Sim {
         &mut self,
         t: TaskId,
         file: FileId,
+        start: u64,
         pos: u64,
         end: u64,
         mut next_ra: u64,
@@ -1171,7 +1198,8 @@ impl Sim {
             let cpu = &self.cfg.cpu;
             let c = if mmap { cpu.page_lookup * copied as u32 } else { cpu.copy_page * copied as u32 };
             self.charge(t, c);
-            return Cont::Finish { bytes: copied * BLOCK };
+            // Bytes up to end of file (a short read at EOF, 0 past it).
+            return Cont::Finish { bytes: end.saturating_sub(start) };
         }
         let index = pos / BLOCK;
         let last = (end - 1) / BLOCK;
@@ -1203,20 +1231,20 @@ impl Sim {
                 }
             }
             if !self.tasks[t.0 as usize].bio_out.is_empty() || self.tasks[t.0 as usize].block_after.is_some() {
-                return Cont::Read { file, pos, end, next_ra, copied, mmap };
+                return Cont::Read { file, start, pos, end, next_ra, copied, mmap };
             }
         }
         match self.cache.lookup(file.0, index) {
             Lookup::Uptodate(_) => {
                 self.charge(t, self.cfg.cpu.page_lookup);
                 let npos = ((index + 1) * BLOCK).min(end);
-                Cont::Read { file, pos: npos, end, next_ra, copied: copied + 1, mmap }
+                Cont::Read { file, start, pos: npos, end, next_ra, copied: copied + 1, mmap }
             }
             Lookup::Locked(p) => {
                 let task = &mut self.tasks[t.0 as usize];
                 task.unplug_before_block = true;
                 task.block_after = Some(Block::Page(p));
-                Cont::Read { file, pos, end, next_ra, copied, mmap }
+                Cont::Read { file, start, pos, end, next_ra, copied, mmap }
             }
             Lookup::Absent => {
                 match self.tasks[t.0 as usize].ra.get_mut(&file.0) {
@@ -1228,16 +1256,16 @@ impl Sim {
                 if let Some(ib) = self.fs.indirect_for(file, index)
                     && !matches!(self.cache.lookup(META, ib), Lookup::Uptodate(_))
                 {
-                    let then = Box::new(Cont::Read { file, pos, end, next_ra, copied, mmap });
+                    let then = Box::new(Cont::Read { file, start, pos, end, next_ra, copied, mmap });
                     return Cont::Meta { blocks: vec![ib], i: 0, then };
                 }
                 match self.cache.add(file.0, index, false) {
-                    None => self.wait_memory(t, Cont::Read { file, pos, end, next_ra, copied, mmap }),
+                    None => self.wait_memory(t, Cont::Read { file, start, pos, end, next_ra, copied, mmap }),
                     Some(p) => match self.fs.map(file, index) {
                         None => {
                             // A hole: zero-filled without I/O.
                             self.cache.read_done(p);
-                            Cont::Read { file, pos, end, next_ra, copied, mmap }
+                            Cont::Read { file, start, pos, end, next_ra, copied, mmap }
                         }
                         Some(b) => {
                             let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
@@ -1252,7 +1280,7 @@ impl Sim {
                                 BioKind::CacheRead(vec![p]),
                                 false,
                             );
-                            Cont::Read { file, pos, end, next_ra, copied, mmap }
+                            Cont::Read { file, start, pos, end, next_ra, copied, mmap }
                         }
                     },
                 }

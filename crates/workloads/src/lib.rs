@@ -8,6 +8,8 @@
 //! What it is not: no formatting beyond each tool's own output layout (the CLI prints);
 //! no real I/O (that is `iosched-rt`).
 
+pub mod kernel_tree;
 pub mod machine;
+pub mod readmany;
 pub mod tiobench;
 pub mod tiobench_report;

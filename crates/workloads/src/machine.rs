@@ -2,7 +2,8 @@
 //! a seed. The seed sets what a real rerun varies: the disk's initial rotational
 //! position, the workload's random offsets and think-time jitter.
 
-use iosched_core::Instant;
+use iosched_core::{Instant, Queue, QueueConfig};
+use iosched_policies::SchedSpec;
 use iosched_sim::{CpuProfile, HostProfile, Sim, SimConfig};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -27,6 +28,29 @@ impl Machine {
             return Err(format!("memory {} MiB is too small: at least 64 MiB", self.mem_bytes >> 20));
         }
         Ok(())
+    }
+
+    /// The request queue for `spec` on this machine's disk: the driver sets the queue
+    /// depth and largest request from the disk profile, then the spec's settings apply
+    /// (a `max_sectors` above the driver's limit is an error, as sysfs refuses it).
+    pub fn queue(&self, spec: &SchedSpec) -> Result<Queue, String> {
+        let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        let mut base = QueueConfig { depth: profile.queue_depth().max(1), ..QueueConfig::default() };
+        if let Some(m) = profile.max_request_sectors {
+            base.max_sectors = m;
+        }
+        let hw = base.max_sectors;
+        let q = spec.queue_on(base).map_err(|e| e.to_string())?;
+        if let Some(m) = profile.max_request_sectors
+            && q.config().max_sectors > m
+        {
+            return Err(format!(
+                "{spec}: max_sectors {} exceeds the {} disk's limit of {hw} sectors",
+                q.config().max_sectors,
+                profile.name
+            ));
+        }
+        Ok(q)
     }
 
     /// A fresh simulator for one run, for a queue whose largest request is

@@ -145,7 +145,7 @@ const RELEASE: usize = 0;
 
 /// Run tiotest with `threads` threads under `spec`; returns the four phases.
 pub fn run(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<Vec<PhaseResult>, String> {
-    let mut queue = spec.queue().map_err(|e| e.to_string())?;
+    let mut queue = cfg.machine.queue(spec)?;
     let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
     let n = threads as u64;
     let file_bytes = cfg.size / (1 << 20) / n * (1 << 20);

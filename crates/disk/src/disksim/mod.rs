@@ -191,6 +191,7 @@ pub fn disk_params(d: &Block, bus_read_ms: f64, bus_write_ms: f64) -> Result<Hdd
         read_ahead_on_idle_hit: flag(d, "Read-ahead on idle hit")?,
         read_any_free_blocks: flag(d, "Read any free blocks")?,
         almost_read_hits: flag(d, "Allow almost read hits")?,
+        skip_ahead_hits: 0,
         fast_write,
         // DiskSim 4.0 parses "Immediate buffer read/write" but its zero-latency path never
         // changes a service time: with the flag set, a request's service time still falls

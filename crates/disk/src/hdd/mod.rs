@@ -438,6 +438,14 @@ impl Hdd {
                 match s.state {
                     SegState::Clean => (2, Hit::Miss),
                     SegState::Reading if c.almost_read_hits && end == lbn => (5, Hit::Partial(0)),
+                    SegState::Reading
+                        if streaming
+                            && lbn > end
+                            && lbn - end <= c.skip_ahead_hits
+                            && self.stream.as_ref().is_some_and(|st| lbn < st.limit) =>
+                    {
+                        (5, Hit::Partial(0))
+                    }
                     SegState::Reading => {
                         let pure = self.stream.as_ref().is_some_and(|st| st.seg == i && t >= st.stoppable_from);
                         if pure { (1, Hit::Miss) } else { (-1, Hit::Miss) }
@@ -994,7 +1002,10 @@ impl Hdd {
         let Some((sel, Hit::Partial(k))) = self.select_read(q.lbn, q.n, t) else {
             return false;
         };
-        if sel != s || q.lbn + k != self.seg_end_at(s, t) || st.visit.b < q.lbn + k && st.last {
+        let seg_end = self.seg_end_at(s, t);
+        let joins = q.lbn + k == seg_end
+            || (k == 0 && q.lbn > seg_end && q.lbn - seg_end <= self.p.cache.skip_ahead_hits && q.lbn < st.limit);
+        if sel != s || !joins || st.visit.b < q.lbn + k && st.last {
             return false;
         }
         let p = self.p.clone();

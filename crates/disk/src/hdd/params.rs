@@ -170,6 +170,12 @@ pub struct Cache {
     pub read_any_free_blocks: bool,
     /// "Allow almost read hits": a read starting at the block being read ahead is a hit.
     pub almost_read_hits: bool,
+    /// Skip-ahead hits (not in DiskSim): a read starting at most this many sectors past
+    /// the block being read ahead, inside the read-ahead limit, waits for the read-ahead
+    /// to reach it instead of stopping it and waiting a full revolution. Desktop IDE
+    /// drives of 2003 behave this way when a reader skips a directory or indirect block
+    /// between files. 0 = off (DiskSim's behaviour).
+    pub skip_ahead_hits: u64,
     /// "Fast write level".
     pub fast_write: FastWrite,
     /// "Immediate buffer read": zero-latency reads (start at whatever wanted sector comes
