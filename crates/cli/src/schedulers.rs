@@ -57,14 +57,8 @@ pub fn run(a: Args) -> Result<(), String> {
         Some(n) => Some(SchedSpec::parse(n).map_err(|e| e.to_string())?.name),
         None => None,
     };
-    let mut listing = Listing {
-        schedulers: Vec::new(),
-        queue_tunables: Vec::new(),
-    };
-    for info in SCHEDULERS
-        .iter()
-        .filter(|i| wanted.is_none_or(|w| w == i.name))
-    {
+    let mut listing = Listing { schedulers: Vec::new(), queue_tunables: Vec::new() };
+    for info in SCHEDULERS.iter().filter(|i| wanted.is_none_or(|w| w == i.name)) {
         let s = new_scheduler(info.name, hz).expect("registered");
         listing.schedulers.push(SchedRow {
             name: info.name,
@@ -81,11 +75,7 @@ pub fn run(a: Args) -> Result<(), String> {
         return Ok(());
     }
     for s in &listing.schedulers {
-        let alias = if s.aliases.is_empty() {
-            String::new()
-        } else {
-            format!(" (alias {})", s.aliases.join(", "))
-        };
+        let alias = if s.aliases.is_empty() { String::new() } else { format!(" (alias {})", s.aliases.join(", ")) };
         println!("{}{} — {}", s.name, alias, s.summary);
         println!("  follows {}", s.follows);
         print_table(&s.tunables);
@@ -101,23 +91,12 @@ fn print_table(rows: &[TunableRow]) {
         println!("  (no tunables)");
         return;
     }
-    let w =
-        |f: &dyn Fn(&TunableRow) -> usize, h: usize| rows.iter().map(f).max().unwrap_or(0).max(h);
-    let (wn, wu, wd, wr) = (
-        w(&|r| r.name.len(), 4),
-        w(&|r| r.unit.len(), 4),
-        w(&|r| r.default.len(), 7),
-        w(&|r| r.range.len(), 5),
-    );
-    println!(
-        "  {:wn$}  {:wu$}  {:>wd$}  {:wr$}  meaning",
-        "name", "unit", "default", "range"
-    );
+    let w = |f: &dyn Fn(&TunableRow) -> usize, h: usize| rows.iter().map(f).max().unwrap_or(0).max(h);
+    let (wn, wu, wd, wr) =
+        (w(&|r| r.name.len(), 4), w(&|r| r.unit.len(), 4), w(&|r| r.default.len(), 7), w(&|r| r.range.len(), 5));
+    println!("  {:wn$}  {:wu$}  {:>wd$}  {:wr$}  meaning", "name", "unit", "default", "range");
     for r in rows {
-        println!(
-            "  {:wn$}  {:wu$}  {:>wd$}  {:wr$}  {}",
-            r.name, r.unit, r.default, r.range, r.meaning
-        );
+        println!("  {:wn$}  {:wu$}  {:>wd$}  {:wr$}  {}", r.name, r.unit, r.default, r.range, r.meaning);
     }
 }
 
@@ -128,8 +107,7 @@ pub struct ScenarioArgs {
 }
 
 pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
-    let text =
-        std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let text = std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
     match iosched_policies::scenario::run(&text) {
         Ok(t) => {
             print!("{t}");
@@ -149,35 +127,21 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(a: ReplayArgs) -> Result<(), String> {
-    let text =
-        std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
-    let t = trace::Trace::parse(&text).map_err(|e| {
-        format!(
-            "{}:{}: field `{}`: {}",
-            a.file.display(),
-            e.line,
-            e.field,
-            e.message
-        )
-    })?;
+    let text = std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let t = trace::Trace::parse(&text)
+        .map_err(|e| format!("{}:{}: field `{}`: {}", a.file.display(), e.line, e.field, e.message))?;
     let spec_text = match (&a.sched, t.meta("sched")) {
         (Some(s), _) => s.clone(),
         (None, Some(s)) => s.to_string(),
         (None, None) => {
-            return Err(format!(
-                "{}: no `# sched SPEC` line; pass --sched",
-                a.file.display()
-            ));
+            return Err(format!("{}: no `# sched SPEC` line; pass --sched", a.file.display()));
         }
     };
     let spec = SchedSpec::parse(&spec_text).map_err(|e| e.to_string())?;
     let mut q = spec.queue().map_err(|e| e.to_string())?;
     match trace::replay(&t.records, &mut q) {
         Ok(n) => {
-            println!(
-                "replay OK: {n} dispatches identical ({} records, scheduler {spec})",
-                t.records.len()
-            );
+            println!("replay OK: {n} dispatches identical ({} records, scheduler {spec})", t.records.len());
             Ok(())
         }
         Err(m) => Err(format!("replay FAILED: {m}")),

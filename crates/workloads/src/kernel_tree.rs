@@ -69,39 +69,50 @@ fn quantile(p: f64) -> f64 {
     PERCENTILES[PERCENTILES.len() - 1].1
 }
 
-/// The 11,219 sizes, ascending, totalling exactly [`BYTES`].
-pub fn sizes() -> Vec<u64> {
-    let n = FILES;
+/// `n` sizes following the measured distribution, ascending, totalling exactly `total`
+/// (the full tree: [`FILES`], [`BYTES`]).
+pub fn sizes(n: usize, total: u64) -> Vec<u64> {
     let raw: Vec<f64> = (0..n).map(|i| quantile(100.0 * (i as f64 + 0.5) / n as f64)).collect();
     let half = n / 2;
     let low: f64 = raw[..half].iter().map(|s| s.round()).sum();
     let high: f64 = raw[half..].iter().sum();
-    let f = (BYTES as f64 - low) / high;
+    let f = (total as f64 - low) / high;
     let mut out: Vec<u64> = raw[..half].iter().map(|s| s.round().max(1.0) as u64).collect();
     out.extend(raw[half..].iter().map(|s| (s * f).round().max(1.0) as u64));
     // Put the rounding remainder on the largest file.
     let sum: u64 = out.iter().sum();
     let last = out.last_mut().unwrap();
-    *last = (*last as i64 + (BYTES as i64 - sum as i64)) as u64;
+    *last = (*last as i64 + (total as i64 - sum as i64)) as u64;
     out
 }
 
 impl KernelTree {
     pub fn synthesize(seed: u64) -> KernelTree {
+        Self::scaled(seed, 1.0)
+    }
+
+    /// A tree with `scale` × the files and bytes in each top-level directory (the same
+    /// shape; `--quick` runs use a quarter tree).
+    pub fn scaled(seed: u64, scale: f64) -> KernelTree {
+        assert!(scale > 0.0 && scale <= 1.0, "scale {scale} outside (0, 1]");
+        let counts: Vec<(&str, usize)> =
+            TOP.iter().map(|&(n, c)| (n, ((c as f64 * scale).round() as usize).max(1))).collect();
+        let nfiles: usize = counts.iter().map(|c| c.1).sum();
+        let total = (BYTES as f64 * nfiles as f64 / FILES as f64).round() as u64;
         let mut rng = Rng::derive(seed, 0x7ee);
-        let mut sizes = sizes();
+        let mut sizes = sizes(nfiles, total);
         // Seeded Fisher–Yates shuffle: which file gets which size.
         for i in (1..sizes.len()).rev() {
             let j = rng.below(i as u64 + 1) as usize;
             sizes.swap(i, j);
         }
         let mut dirs: Vec<(Option<usize>, String)> = vec![(None, "kernel-tree".to_string())];
-        let mut files = Vec::with_capacity(FILES);
+        let mut files = Vec::with_capacity(nfiles);
         let mut next_size = sizes.into_iter();
         // Small top-level directories hold their files directly; the others spread them
         // over subdirectories so that 596 directories hold files in all.
         let per_sub = FILES as f64 / DIRS_WITH_FILES as f64;
-        for (top, count) in TOP {
+        for (top, count) in counts {
             let t = dirs.len();
             dirs.push((Some(0), top.to_string()));
             let subs = if count < 60 { 0 } else { ((count as f64 / per_sub).round() as usize).max(1) };
@@ -129,7 +140,7 @@ impl KernelTree {
                 place(d, n, &mut files);
             }
         }
-        debug_assert_eq!(files.len(), FILES);
+        debug_assert_eq!(files.len(), nfiles);
         KernelTree { dirs, files }
     }
 

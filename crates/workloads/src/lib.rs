@@ -11,5 +11,6 @@
 pub mod kernel_tree;
 pub mod machine;
 pub mod readmany;
+pub mod repro;
 pub mod tiobench;
 pub mod tiobench_report;

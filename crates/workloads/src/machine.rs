@@ -89,6 +89,28 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     n.checked_mul(mult).ok_or_else(|| format!("size `{t}` is too large"))
 }
 
+/// Parse a duration: `30m`, `20s`, `500ms`, `1h`, or plain seconds.
+pub fn parse_duration(s: &str) -> Result<iosched_core::Duration, String> {
+    let t = s.trim();
+    let bad = || format!("bad duration `{t}`: expected a number with a unit (ms, s, m, h), e.g. 30m");
+    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = t.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (t, 1.0)
+    };
+    let x: f64 = num.trim().parse().map_err(|_| bad())?;
+    if !x.is_finite() || x < 0.0 || x * mult > 1e7 {
+        return Err(bad());
+    }
+    Ok(iosched_core::Duration::from_secs_f64(x * mult))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +123,14 @@ mod tests {
         assert_eq!(parse_size("1g").unwrap(), 1 << 30);
         assert_eq!(parse_size("4096").unwrap(), 4096);
         assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn durations_with_units() {
+        assert_eq!(parse_duration("30m").unwrap().as_secs_f64(), 1800.0);
+        assert_eq!(parse_duration("500ms").unwrap().as_secs_f64(), 0.5);
+        assert_eq!(parse_duration("20").unwrap().as_secs_f64(), 20.0);
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("soon").is_err());
     }
 }

@@ -72,6 +72,9 @@ pub struct ReadmanyConfig {
     pub vmstat: bool,
     /// Keep a blkparse-like trace of the block-layer events of the whole run.
     pub trace: bool,
+    /// Fraction of the kernel tree to read (1.0 = the whole 2.4.19 tree; `--quick`
+    /// runs use less).
+    pub tree_scale: f64,
 }
 
 impl ReadmanyConfig {
@@ -84,6 +87,7 @@ impl ReadmanyConfig {
             stream_bytes: 512 << 20,
             vmstat: false,
             trace: false,
+            tree_scale: 1.0,
         }
     }
 }
@@ -139,7 +143,10 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     if cfg.trace {
         sim.trace = Some(Vec::new());
     }
-    let tree = KernelTree::synthesize(cfg.machine.seed);
+    if !(cfg.tree_scale > 0.0 && cfg.tree_scale <= 1.0) {
+        return Err(format!("tree scale {}: expected a fraction in (0, 1]", cfg.tree_scale));
+    }
+    let tree = KernelTree::scaled(cfg.machine.seed, cfg.tree_scale);
     let root = sim.fs.root();
     let (tree_root, _) = tree.create(&mut sim.fs, root);
     let stream = match cfg.background {
@@ -462,4 +469,28 @@ impl iosched_sim::Program for Pass {
             SysOp::Read { file: self.file, offset: off, len }
         }
     }
+}
+
+/// Run every (scheduler, background) pair in parallel; results in the order given
+/// (scheduler-major). `progress(done, total)` is called as runs finish.
+pub fn run_matrix(
+    specs: &[SchedSpec],
+    backgrounds: &[Background],
+    cfg: &ReadmanyConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<ReadmanyResult>, String> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let jobs: Vec<(usize, Background)> =
+        (0..specs.len()).flat_map(|s| backgrounds.iter().map(move |&b| (s, b))).collect();
+    let done = AtomicUsize::new(0);
+    jobs.par_iter()
+        .map(|&(s, b)| {
+            let mut c = cfg.clone();
+            c.background = b;
+            let r = run(&specs[s], &c);
+            progress(done.fetch_add(1, Ordering::SeqCst) + 1, jobs.len());
+            r
+        })
+        .collect()
 }

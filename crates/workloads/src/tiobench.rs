@@ -16,6 +16,7 @@
 //! and the fractions of calls over 2 s and 10 s.
 
 use crate::machine::Machine;
+pub use crate::tiobench_report::{Phase, TiobenchRecord};
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Shared};
@@ -23,34 +24,6 @@ use iosched_sim::{FileId, Outcome, ProgCtx, Rng, SysOp, TaskId};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
-
-/// The four phases, in tiotest's execution order.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, PartialOrd, Ord)]
-#[serde(rename_all = "snake_case")]
-pub enum Phase {
-    SeqWrite,
-    RandWrite,
-    SeqRead,
-    RandRead,
-}
-
-impl Phase {
-    pub const ORDER: [Phase; 4] = [Phase::SeqWrite, Phase::RandWrite, Phase::SeqRead, Phase::RandRead];
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::SeqWrite => "seq_write",
-            Phase::RandWrite => "rand_write",
-            Phase::SeqRead => "seq_read",
-            Phase::RandRead => "rand_read",
-        }
-    }
-    fn is_write(self) -> bool {
-        matches!(self, Phase::SeqWrite | Phase::RandWrite)
-    }
-    fn is_random(self) -> bool {
-        matches!(self, Phase::RandWrite | Phase::RandRead)
-    }
-}
 
 /// tiobench options.
 #[derive(Clone, Debug)]
@@ -133,6 +106,24 @@ impl PhaseResult {
         let cpu = self.cpu_pct();
         if cpu > 0.0 { self.rate_mb_s() / (cpu / 100.0) } else { 0.0 }
     }
+
+    /// The table / JSON row for this phase.
+    pub fn record(&self, scheduler: &str, cfg: &TiobenchConfig) -> TiobenchRecord {
+        TiobenchRecord {
+            scheduler: scheduler.to_string(),
+            phase: self.phase.expect("a finished phase"),
+            threads: self.threads,
+            file_size_mb: cfg.size >> 20,
+            block: cfg.block as u32,
+            rate_mb_s: self.rate_mb_s(),
+            cpu_pct: self.cpu_pct(),
+            avg_lat_ms: self.avg_lat_ms(),
+            max_lat_ms: self.lat_max_ms,
+            pct_gt_2s: self.pct_gt_2s(),
+            pct_gt_10s: self.pct_gt_10s(),
+            cpu_eff: self.cpu_eff(),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -211,10 +202,10 @@ struct Main {
 impl iosched_sim::Program for Main {
     fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
         loop {
-            if self.phase >= Phase::ORDER.len() {
+            if self.phase >= Phase::RUN_ORDER.len() {
                 return SysOp::Exit;
             }
-            let phase = Phase::ORDER[self.phase];
+            let phase = Phase::RUN_ORDER[self.phase];
             match self.step {
                 MainStep::Spawn => {
                     if let Some(c) = done.and_then(|d| d.child)
@@ -368,4 +359,36 @@ impl iosched_sim::Program for Worker {
             }
         }
     }
+}
+
+/// Run every (scheduler, thread count) pair, in parallel over the machine's cores, and
+/// return the table rows in tiobench.pl's order (scheduler, then thread count, as given).
+/// `progress(done, total)` is called as runs finish. Each run is independent and
+/// deterministic, so the result does not depend on the number of worker threads.
+pub fn run_matrix(
+    specs: &[SchedSpec],
+    threads: &[u32],
+    cfg: &TiobenchConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Vec<TiobenchRecord>, String> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    cfg.validate(threads)?;
+    let jobs: Vec<(usize, u32)> = (0..specs.len()).flat_map(|s| threads.iter().map(move |&t| (s, t))).collect();
+    let done = AtomicUsize::new(0);
+    let runs: Vec<Result<Vec<PhaseResult>, String>> = jobs
+        .par_iter()
+        .map(|&(s, t)| {
+            let r = run(&specs[s], t, cfg);
+            progress(done.fetch_add(1, Ordering::SeqCst) + 1, jobs.len());
+            r
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (r, &(s, _)) in runs.into_iter().zip(&jobs) {
+        for p in r? {
+            out.push(p.record(&specs[s].to_string(), cfg));
+        }
+    }
+    Ok(out)
 }

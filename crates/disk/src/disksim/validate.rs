@@ -54,10 +54,11 @@ pub fn validation_drives() -> &'static [&'static str] {
     &NAMES
 }
 
-/// Where the validation data lives by default: `../shared/validation/disksim` next to
-/// the repository.
+/// Where the validation data lives: `data/disksim` in the repository.
 pub fn validation_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/validation/disksim")
+    // DiskSim 4.0's validation data, kept in the repository (with its COPYING) so the
+    // validation runs on any checkout.
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim")
 }
 
 /// How our model did on one drive.

@@ -1,0 +1,583 @@
+//! `iosched real …`: the workloads on real files and block devices (crate `iosched-rt`).
+
+use iosched_policies::{SchedSpec, parse_list};
+use iosched_rt::workload::{Control, Ended, fio_like, readmany, tiobench};
+use iosched_rt::{BackendChoice, Options, Report};
+use iosched_workloads::tiobench_report::{self, Phase};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: Box<Sub>,
+}
+
+#[derive(clap::Subcommand, Debug)]
+enum Sub {
+    /// tiobench (tiotest 0.3.3 semantics) with real threads and O_DIRECT I/O; prints the
+    /// tiobench.pl table (or --json).
+    Tiobench(TiobenchArgs),
+    /// Read a generated tree of small files while a streaming writer runs (akpm 2003).
+    Readmany(ReadmanyArgs),
+    /// A fio-like load at a fixed queue depth (for comparing with fio).
+    FioLike(FioArgs),
+}
+
+/// Options every real workload takes.
+#[derive(clap::Args, Debug)]
+struct Common {
+    /// Scheduler specs, comma separated (e.g. `deadline,as,as:antic_expire=0`); one run each.
+    #[arg(long, default_value = "deadline")]
+    sched: String,
+    /// The file or block device to run on. A missing file is created (with a marker
+    /// block); an existing non-empty file or a device with a filesystem/partition
+    /// signature, or mounted, is refused unless --force.
+    #[arg(long)]
+    target: PathBuf,
+    /// Emulate a disk profile (e.g. ide-2003): data goes to the target, but every request
+    /// completes no earlier than the disk model says.
+    #[arg(long, value_name = "PROFILE")]
+    emulate: Option<String>,
+    /// Stamp every written 4 KiB block with (offset, generation, owner) and a CRC32C and
+    /// check every block read; any mismatch fails the run.
+    #[arg(long)]
+    verify: bool,
+    /// Write the queue's inputs (trace format of `iosched replay`) to FILE; with several
+    /// runs, to FILE.<n> (n = 1, 2, … in run order).
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Overwrite a target we did not create.
+    #[arg(long)]
+    force: bool,
+    /// I/O engine: auto (io_uring, else a thread pool), io_uring or threads.
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// Seed for random offsets, the generated tree and the emulated disk.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct TiobenchArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Thread counts, comma separated (one run per count).
+    #[arg(long, default_value = "1,2,4,8")]
+    threads: String,
+    /// Total size over all threads (each thread gets size/threads, whole MiB).
+    #[arg(long, default_value = "64M")]
+    size: String,
+    /// Request size (a multiple of 4k).
+    #[arg(long, default_value = "4k")]
+    block: String,
+    /// Random operations over all threads.
+    #[arg(long, default_value_t = 4000)]
+    random: u64,
+    /// Gap between threads' regions (tiotest -o), e.g. 64M; 0 = back to back.
+    #[arg(long, default_value = "0")]
+    offset: String,
+    /// Phases to run: seq_write, rand_write, seq_read, rand_read (comma separated).
+    #[arg(long, default_value = "seq_write,rand_write,seq_read,rand_read")]
+    phases: String,
+    /// Print exactly what tiobench.pl printed (no column headers under the titles).
+    #[arg(long)]
+    as_printed: bool,
+}
+
+#[derive(clap::Args, Debug)]
+struct ReadmanyArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Fraction of the 2.4.19 kernel tree (1 = 11,219 files, ~141.6 MB).
+    #[arg(long, default_value_t = 0.25)]
+    scale: f64,
+    /// Reader threads (1 = `find | xargs cat`).
+    #[arg(long, default_value_t = 1)]
+    readers: u32,
+    /// Read request size (the read-ahead window).
+    #[arg(long, default_value = "128k")]
+    chunk: String,
+    /// No streaming writer (the no-contention baseline).
+    #[arg(long)]
+    no_writer: bool,
+    /// Size of the region the writer rewrites in a loop.
+    #[arg(long, default_value = "512M")]
+    writer_size: String,
+    /// Asynchronous 128 KiB writes the writer keeps in flight.
+    #[arg(long, default_value_t = 64)]
+    writer_depth: u32,
+}
+
+#[derive(clap::Args, Debug)]
+struct FioArgs {
+    #[command(flatten)]
+    common: Common,
+    /// read, write, randread or randwrite.
+    #[arg(long, default_value = "randread")]
+    rw: String,
+    #[arg(long, default_value = "4k")]
+    bs: String,
+    #[arg(long, default_value_t = 32)]
+    iodepth: u32,
+    /// Bytes of the target to use (from its start); also the size to create.
+    #[arg(long, default_value = "1G")]
+    size: String,
+    /// Run time (e.g. 10s, 500ms); sequential modes without it make one pass.
+    #[arg(long)]
+    runtime: Option<String>,
+}
+
+/// Parse a size with an optional binary suffix: `4096`, `4k`, `512M`, `1G`, `1T`.
+pub fn parse_size(s: &str, what: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => {
+            let m = match t[i..].to_ascii_lowercase().as_str() {
+                "k" | "kb" | "kib" => 1u64 << 10,
+                "m" | "mb" | "mib" => 1 << 20,
+                "g" | "gb" | "gib" => 1 << 30,
+                "t" | "tb" | "tib" => 1 << 40,
+                _ => {
+                    return Err(format!("{what} `{s}`: expected a number with an optional k, M, G or T suffix"));
+                }
+            };
+            (&t[..i], m)
+        }
+        None => (t, 1),
+    };
+    let n: u64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("{what} `{s}`: expected a number with an optional k, M, G or T suffix"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("{what} `{s}`: too large"))
+}
+
+/// Parse a duration: `10s`, `500ms`, `2m`, or plain seconds.
+pub fn parse_duration(s: &str, what: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let err = || format!("{what} `{s}`: expected a duration such as 10s, 500ms or 2m");
+    let (num, unit) = match t.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, "s"),
+    };
+    let n: f64 = num.trim().parse().map_err(|_| err())?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(err());
+    }
+    let secs = match unit {
+        "ms" => n / 1e3,
+        "s" => n,
+        "m" | "min" => n * 60.0,
+        _ => return Err(err()),
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn specs(c: &Common) -> Result<Vec<SchedSpec>, String> {
+    let v = parse_list(&c.sched).map_err(|e| format!("--sched: {e}"))?;
+    // Build each once to reject bad tunables before touching the target.
+    for s in &v {
+        s.build().map_err(|e| format!("--sched {}: {e}", s.text))?;
+    }
+    Ok(v)
+}
+
+fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
+    let mut o = Options::new(spec);
+    o.emulate = c.emulate.clone();
+    o.verify = c.verify;
+    o.record = c.record.is_some();
+    o.force = c.force;
+    o.backend = c.backend.parse::<BackendChoice>().map_err(|e| format!("--backend: {e}"))?;
+    o.seed = c.seed;
+    Ok(o)
+}
+
+fn record_path(base: &Path, n: usize, runs: usize) -> PathBuf {
+    if runs == 1 {
+        base.to_path_buf()
+    } else {
+        let mut s = base.as_os_str().to_owned();
+        s.push(format!(".{n}"));
+        PathBuf::from(s)
+    }
+}
+
+/// Write a run's trace if asked; print a one-line note unless JSON.
+fn save_trace(c: &Common, report: &Report, n: usize, runs: usize) -> Result<(), String> {
+    let (Some(base), Some(t)) = (&c.record, &report.trace) else {
+        return Ok(());
+    };
+    let p = record_path(base, n, runs);
+    std::fs::write(&p, t.to_text()).map_err(|e| format!("--record {}: {e}", p.display()))?;
+    if !c.json {
+        eprintln!(
+            "recorded {} queue inputs to {} (check with `iosched replay {}`)",
+            t.records.len(),
+            p.display(),
+            p.display()
+        );
+    }
+    Ok(())
+}
+
+fn control() -> Result<Control, String> {
+    let mut ctl = Control::new();
+    ctl.install_ctrlc()?;
+    Ok(ctl)
+}
+
+/// One line per run about the runtime itself.
+fn runtime_lines(reports: &[(String, &Report)]) -> String {
+    let mut s = String::from(
+        "\nRuntime (timer lateness = how late the dispatcher acted on the scheduler's \
+         idle/unplug deadlines)\n",
+    );
+    s.push_str(&format!(
+        "{:<28} {:>8} {:>8} {:>9} {:>9} {:>9} {:>7}  {}\n",
+        "Run", "backend", "requests", "timers", "p50 us", "p99 us", "max us", "errors / verify"
+    ));
+    for (label, r) in reports {
+        let l = &r.timer_lateness;
+        let mut tail = if r.errors.is_empty() {
+            "none".to_string()
+        } else {
+            r.errors.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" ")
+        };
+        if let Some(v) = &r.verify {
+            tail.push_str(&format!(" / {} blocks checked, {} mismatches", v.checked, v.mismatches));
+        }
+        s.push_str(&format!(
+            "{:<28} {:>8} {:>8} {:>9} {:>9.1} {:>9.1} {:>7.0}  {}\n",
+            label, r.backend, r.requests, l.count, l.p50_us, l.p99_us, l.max_us, tail
+        ));
+    }
+    s
+}
+
+/// Turn how a run ended into the command's result.
+fn verdict(ended: &[Ended]) -> Result<(), String> {
+    for e in ended {
+        match e {
+            Ended::Failed(err) => {
+                return Err(format!("I/O error, run stopped: {err}"));
+            }
+            Ended::Interrupted => return Err("interrupted; the report above is partial".into()),
+            Ended::Complete => {}
+        }
+    }
+    Ok(())
+}
+
+pub fn run(a: Args) -> Result<(), String> {
+    match *a.cmd {
+        Sub::Tiobench(t) => run_tiobench(t),
+        Sub::Readmany(r) => run_readmany(r),
+        Sub::FioLike(f) => run_fio(f),
+    }
+}
+
+#[derive(Serialize)]
+struct TiobenchJson<'a> {
+    workload: &'static str,
+    target: &'a Path,
+    emulate: Option<&'a str>,
+    size_mb: u64,
+    block: u32,
+    random_ops: u64,
+    seed: u64,
+    records: &'a [tiobench_report::TiobenchRecord],
+    runs: Vec<RunJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct RunJson<'a> {
+    scheduler: &'a str,
+    threads: Option<u32>,
+    ended: String,
+    runtime: &'a Report,
+}
+
+fn ended_str(e: &Ended) -> String {
+    match e {
+        Ended::Complete => "complete".into(),
+        Ended::Interrupted => "interrupted".into(),
+        Ended::Failed(err) => format!("failed: {err}"),
+    }
+}
+
+fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
+    let c = &a.common;
+    let specs = specs(c)?;
+    let threads: Vec<u32> = a
+        .threads
+        .split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| (1..=4096).contains(&n))
+                .ok_or_else(|| format!("--threads `{t}`: expected thread counts 1..=4096, comma separated"))
+        })
+        .collect::<Result<_, _>>()?;
+    let size = parse_size(&a.size, "--size")?;
+    if size % (1 << 20) != 0 || size == 0 {
+        return Err(format!("--size {}: expected a positive whole number of MiB", a.size));
+    }
+    let block = parse_size(&a.block, "--block")?;
+    let block = u32::try_from(block).map_err(|_| format!("--block {}: too large", a.block))?;
+    let phases: Vec<Phase> = a
+        .phases
+        .split(',')
+        .map(|p| {
+            Phase::parse(p.trim())
+                .ok_or_else(|| format!("--phases `{p}`: expected seq_write, rand_write, seq_read or rand_read"))
+        })
+        .collect::<Result<_, _>>()?;
+    let offset = parse_size(&a.offset, "--offset")?;
+    if offset % (1 << 20) != 0 {
+        return Err(format!("--offset {}: expected a whole number of MiB", a.offset));
+    }
+    let offset_mb = offset >> 20;
+    let ctl = control()?;
+    let runs = specs.len() * threads.len();
+    let mut records = Vec::new();
+    let mut reports = Vec::new();
+    let mut ended = Vec::new();
+    let mut labels = Vec::new();
+    'outer: for spec in &specs {
+        for &n in &threads {
+            let cfg = tiobench::Config {
+                size_mb: size >> 20,
+                block,
+                threads: n,
+                random_ops: a.random,
+                offset_mb,
+                phases: phases.clone(),
+                seed: c.seed,
+            };
+            cfg.validate().map_err(|e| e.to_string())?;
+            let run = tiobench::run(&c.target, options(c, spec.clone())?, &cfg, &ctl).map_err(|e| e.to_string())?;
+            save_trace(c, &run.report, reports.len() + 1, runs)?;
+            records.extend(run.records);
+            labels.push((spec.text.clone(), n));
+            reports.push(run.report);
+            let stop = !run.ended.is_complete();
+            ended.push(run.ended);
+            if stop {
+                break 'outer;
+            }
+        }
+    }
+    if c.json {
+        let j = TiobenchJson {
+            workload: "tiobench",
+            target: &c.target,
+            emulate: c.emulate.as_deref(),
+            size_mb: size >> 20,
+            block,
+            random_ops: a.random,
+            seed: c.seed,
+            records: &records,
+            runs: reports
+                .iter()
+                .zip(&labels)
+                .zip(&ended)
+                .map(|((r, (s, n)), e)| RunJson { scheduler: s, threads: Some(*n), ended: ended_str(e), runtime: r })
+                .collect(),
+        };
+        println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
+    } else {
+        let table =
+            if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
+        print!("{table}");
+        let rl: Vec<(String, &Report)> =
+            labels.iter().zip(&reports).map(|((s, n), r)| (format!("{s} ({n} thr)"), r)).collect();
+        print!("{}", runtime_lines(&rl));
+    }
+    verdict(&ended)
+}
+
+fn run_readmany(a: ReadmanyArgs) -> Result<(), String> {
+    let c = &a.common;
+    let specs = specs(c)?;
+    let chunk = parse_size(&a.chunk, "--chunk")?;
+    let chunk = u32::try_from(chunk).map_err(|_| format!("--chunk {}: too large", a.chunk))?;
+    let wsize = parse_size(&a.writer_size, "--writer-size")?;
+    if wsize % (1 << 20) != 0 {
+        return Err(format!("--writer-size {}: expected a whole number of MiB", a.writer_size));
+    }
+    let cfg = readmany::Config {
+        scale: a.scale,
+        readers: a.readers,
+        chunk,
+        writer: !a.no_writer,
+        writer_mb: wsize >> 20,
+        writer_depth: a.writer_depth,
+        seed: c.seed,
+    };
+    cfg.validate().map_err(|e| e.to_string())?;
+    let ctl = control()?;
+    let mut results = Vec::new();
+    let mut ended = Vec::new();
+    for spec in &specs {
+        let (r, e) = readmany::run(&c.target, options(c, spec.clone())?, &cfg, &ctl).map_err(|e| e.to_string())?;
+        save_trace(c, &r.report, results.len() + 1, specs.len())?;
+        results.push(r);
+        let stop = !e.is_complete();
+        ended.push(e);
+        if stop {
+            break;
+        }
+    }
+    if c.json {
+        #[derive(Serialize)]
+        struct J<'a> {
+            workload: &'static str,
+            target: &'a Path,
+            emulate: Option<&'a str>,
+            scale: f64,
+            seed: u64,
+            results: &'a [readmany::Result_],
+            ended: Vec<String>,
+        }
+        let j = J {
+            workload: "readmany",
+            target: &c.target,
+            emulate: c.emulate.as_deref(),
+            scale: a.scale,
+            seed: c.seed,
+            results: &results,
+            ended: ended.iter().map(ended_str).collect(),
+        };
+        println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
+    } else {
+        println!(
+            "Read many files{} (scale {}, {} reader(s), {} chunks){}",
+            if cfg.writer { " during a streaming write" } else { ", no writer" },
+            a.scale,
+            a.readers,
+            a.chunk,
+            c.emulate.as_deref().map(|p| format!(", emulating {p}")).unwrap_or_default()
+        );
+        println!(
+            "{:<28} {:>6} {:>8} {:>10} {:>10} {:>11}",
+            "Scheduler", "Files", "MB", "Elapsed s", "Read MB/s", "Write MB/s"
+        );
+        for r in &results {
+            println!(
+                "{:<28} {:>6} {:>8.1} {:>10.2} {:>10.2} {:>11}",
+                r.scheduler,
+                r.files,
+                r.tree_mb,
+                r.elapsed_s,
+                r.read_mb_s,
+                if r.writer { format!("{:.2}", r.writer_mb_s) } else { "-".into() }
+            );
+        }
+        let rl: Vec<(String, &Report)> = results.iter().map(|r| (r.scheduler.clone(), &r.report)).collect();
+        print!("{}", runtime_lines(&rl));
+    }
+    verdict(&ended)
+}
+
+fn run_fio(a: FioArgs) -> Result<(), String> {
+    let c = &a.common;
+    let specs = specs(c)?;
+    let bs = parse_size(&a.bs, "--bs")?;
+    let cfg = fio_like::Config {
+        rw: a.rw.parse().map_err(|e| format!("--rw: {e}"))?,
+        bs: u32::try_from(bs).map_err(|_| format!("--bs {}: too large", a.bs))?,
+        iodepth: a.iodepth,
+        size: parse_size(&a.size, "--size")?,
+        runtime: a.runtime.as_deref().map(|r| parse_duration(r, "--runtime")).transpose()?,
+        seed: c.seed,
+    };
+    cfg.validate().map_err(|e| e.to_string())?;
+    let ctl = control()?;
+    let mut results = Vec::new();
+    let mut ended = Vec::new();
+    for spec in &specs {
+        let (r, e) = fio_like::run(&c.target, options(c, spec.clone())?, &cfg, &ctl).map_err(|e| e.to_string())?;
+        save_trace(c, &r.report, results.len() + 1, specs.len())?;
+        results.push(r);
+        let stop = !e.is_complete();
+        ended.push(e);
+        if stop {
+            break;
+        }
+    }
+    if c.json {
+        #[derive(Serialize)]
+        struct J<'a> {
+            workload: &'static str,
+            target: &'a Path,
+            results: &'a [fio_like::Result_],
+            ended: Vec<String>,
+        }
+        let j = J {
+            workload: "fio-like",
+            target: &c.target,
+            results: &results,
+            ended: ended.iter().map(ended_str).collect(),
+        };
+        println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
+    } else {
+        println!(
+            "{:<28} {:>9} {:>6} {:>5} {:>10} {:>11} {:>9} {:>9} {:>9} {:>6}",
+            "Scheduler", "rw", "bs", "depth", "IOPS", "BW KiB/s", "clat avg", "p50 us", "p99 us", "CPU%"
+        );
+        for r in &results {
+            println!(
+                "{:<28} {:>9} {:>6} {:>5} {:>10.0} {:>11.0} {:>9.1} {:>9.1} {:>9.1} {:>6.1}",
+                r.scheduler,
+                format!("{:?}", r.rw).to_lowercase(),
+                r.bs,
+                r.iodepth,
+                r.iops,
+                r.bw_kib_s,
+                r.clat_mean_us,
+                r.clat_p50_us,
+                r.clat_p99_us,
+                r.cpu_pct
+            );
+        }
+        let rl: Vec<(String, &Report)> = results.iter().map(|r| (r.scheduler.clone(), &r.report)).collect();
+        print!("{}", runtime_lines(&rl));
+    }
+    verdict(&ended)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_and_durations() {
+        assert_eq!(parse_size("4k", "x"), Ok(4096));
+        assert_eq!(parse_size("512M", "x"), Ok(512 << 20));
+        assert_eq!(parse_size("1G", "x"), Ok(1 << 30));
+        assert_eq!(parse_size("4096", "x"), Ok(4096));
+        let e = parse_size("4q", "--bs").unwrap_err();
+        assert!(e.contains("--bs `4q`"), "{e}");
+        assert!(parse_size("-1k", "x").is_err());
+        assert!(parse_size("99999999999T", "x").unwrap_err().contains("too large"));
+        assert_eq!(parse_duration("10s", "x"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("500ms", "x"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2", "x"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration("0s", "x").is_err());
+        assert!(parse_duration("5h", "--runtime").unwrap_err().contains("--runtime"));
+    }
+
+    #[test]
+    fn record_paths() {
+        let b = Path::new("/tmp/t.trace");
+        assert_eq!(record_path(b, 1, 1), PathBuf::from("/tmp/t.trace"));
+        assert_eq!(record_path(b, 2, 3), PathBuf::from("/tmp/t.trace.2"));
+    }
+}

@@ -1,0 +1,302 @@
+//! `iosched tiobench`, `iosched readmany`, `iosched repro`: the simulated benchmarks.
+
+use iosched_policies::{SchedSpec, parse_list};
+use iosched_workloads::machine::{Machine, parse_duration, parse_size};
+use iosched_workloads::readmany::{self, Background, ReadmanyConfig, ReadmanyResult};
+use iosched_workloads::repro::{self, ReproConfig, fmt_secs};
+use iosched_workloads::tiobench::{self, TiobenchConfig};
+use iosched_workloads::tiobench_report;
+use std::io::{IsTerminal, Write};
+
+/// The simulated machine.
+#[derive(clap::Args, Debug, Clone)]
+pub struct MachineArgs {
+    /// Disk: a built-in profile (`iosched disk list`) or a profile file (.toml, DiskSim .parv).
+    #[arg(long)]
+    pub disk: Option<String>,
+    /// Memory (page cache, dirty limits): e.g. 256M.
+    #[arg(long)]
+    pub mem: Option<String>,
+    /// CPU profile: piii-1000, p4-2000 or p4-ht.
+    #[arg(long)]
+    pub cpu: Option<String>,
+    /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl MachineArgs {
+    fn machine(&self, disk: &str, mem: &str, cpu: &str) -> Result<Machine, String> {
+        let mem = parse_size(self.mem.as_deref().unwrap_or(mem)).map_err(|e| format!("--mem: {e}"))?;
+        let m = Machine::new(self.disk.as_deref().unwrap_or(disk), mem, self.cpu.as_deref().unwrap_or(cpu), self.seed);
+        m.validate()?;
+        Ok(m)
+    }
+}
+
+/// Parse `--sched` and apply every `--set` to each spec.
+fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
+    let mut v = parse_list(list).map_err(|e| format!("--sched: {e}"))?;
+    for s in set {
+        let (k, val) =
+            s.split_once('=').ok_or_else(|| format!("--set {s}: expected key=value, e.g. --set nr_requests=8192"))?;
+        v = v.into_iter().map(|sp| sp.with_setting(k.trim(), val.trim())).collect();
+    }
+    // Validate the settings now, with the scheduler's own error message.
+    for sp in &v {
+        sp.build().map_err(|e| e.to_string())?;
+    }
+    Ok(v)
+}
+
+fn parse_threads(s: &str) -> Result<Vec<u32>, String> {
+    s.split(',')
+        .map(|t| {
+            t.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                format!("--threads `{s}`: expected a comma-separated list of positive counts, e.g. 32,64,128")
+            })
+        })
+        .collect()
+}
+
+/// A one-line progress display on stderr, only when it is a terminal.
+struct Progress {
+    on: bool,
+    what: &'static str,
+}
+
+impl Progress {
+    fn new(what: &'static str) -> Self {
+        Progress { on: std::io::stderr().is_terminal(), what }
+    }
+    fn tick(&self, done: usize, total: usize, detail: &str) {
+        if self.on {
+            let mut e = std::io::stderr().lock();
+            let _ = write!(e, "\r\x1b[K{}: {done}/{total} runs done {detail}", self.what);
+            let _ = e.flush();
+        }
+    }
+    fn finish(&self) {
+        if self.on {
+            let _ = write!(std::io::stderr(), "\r\x1b[K");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// tiobench
+
+#[derive(clap::Args, Debug)]
+pub struct TiobenchArgs {
+    /// Schedulers, comma-separated specs: e.g. deadline,as,as:nr_requests=8192.
+    #[arg(long, default_value = "deadline,as,as:nr_requests=8192")]
+    pub sched: String,
+    /// Thread counts (one tiotest run each).
+    #[arg(long, default_value = "32,64,128")]
+    pub threads: String,
+    /// Total file size over all threads (tiobench.pl --size).
+    #[arg(long, default_value = "512M")]
+    pub size: String,
+    /// Bytes per read/write call.
+    #[arg(long, default_value = "4k")]
+    pub block: String,
+    /// Random operations over all threads (tiobench.pl --random).
+    #[arg(long, default_value_t = 4000)]
+    pub random: u64,
+    /// A setting for every scheduler (key=value; repeatable), e.g. --set nr_requests=8192.
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// Drop clean cached pages before each phase (tiotest 0.4's -F; 0.3.3 had none).
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// Print the table exactly as tiobench.pl 0.3.3 does (no column headers).
+    #[arg(long)]
+    pub as_printed: bool,
+    /// One JSON object per (scheduler, phase, threads) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
+    let specs = specs(&a.sched, &a.set)?;
+    let threads = parse_threads(&a.threads)?;
+    let cfg = TiobenchConfig {
+        size: parse_size(&a.size).map_err(|e| format!("--size: {e}"))?,
+        block: parse_size(&a.block).map_err(|e| format!("--block: {e}"))?,
+        random: a.random,
+        drop_caches: a.drop_caches,
+        machine: a.machine.machine("ide-2003", "256M", "piii-1000")?,
+    };
+    cfg.validate(&threads)?;
+    for s in &specs {
+        cfg.machine.queue(s)?;
+    }
+    let p = Progress::new("tiobench");
+    let records = tiobench::run_matrix(&specs, &threads, &cfg, &|d, t| p.tick(d, t, ""))?;
+    p.finish();
+    if a.json {
+        let mut out = std::io::stdout().lock();
+        for r in &records {
+            serde_json::to_writer(&mut out, r).map_err(|e| e.to_string())?;
+            let _ = writeln!(out);
+        }
+        return Ok(());
+    }
+    let m = &cfg.machine;
+    println!(
+        "tiobench (tiotest 0.3.3 semantics), simulated: disk {}, {} MiB, {}, seed {}{}",
+        m.disk,
+        m.mem_bytes >> 20,
+        m.cpu,
+        m.seed,
+        if a.drop_caches { ", caches dropped before each phase" } else { "" }
+    );
+    let table =
+        if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
+    print!("{table}");
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// readmany
+
+#[derive(clap::Args, Debug)]
+pub struct ReadmanyArgs {
+    /// Schedulers, comma-separated specs.
+    #[arg(long, default_value = "deadline,cfq-v1,as,cfq")]
+    pub sched: String,
+    /// Background loads, comma-separated: none, stream-write, stream-read. `none` always
+    /// runs too (the ratio column needs it).
+    #[arg(long, default_value = "stream-write")]
+    pub background: String,
+    /// A setting for every scheduler (key=value; repeatable).
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// Give up after this much simulated time; reported as "> timeout".
+    #[arg(long, default_value = "30m")]
+    pub timeout: String,
+    /// How long the background load runs before the timed command.
+    #[arg(long, default_value = "20s")]
+    pub warmup: String,
+    /// Fraction of the 2.4.19 tree to read (1 = all 11,219 files).
+    #[arg(long, default_value_t = 1.0)]
+    pub tree_scale: f64,
+    /// Print per-second vmstat-like lines for each run.
+    #[arg(long)]
+    pub vmstat: bool,
+    /// JSON lines: one object per run.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
+    let specs = specs(&a.sched, &a.set)?;
+    let mut bgs = vec![Background::None];
+    for b in a.background.split(',') {
+        let b = Background::parse(b.trim()).map_err(|e| format!("--background: {e}"))?;
+        if !bgs.contains(&b) {
+            bgs.push(b);
+        }
+    }
+    if !(a.tree_scale > 0.0 && a.tree_scale <= 1.0) {
+        return Err(format!("--tree-scale {}: expected a fraction in (0, 1]", a.tree_scale));
+    }
+    let mut cfg = ReadmanyConfig::new(a.machine.machine("ide-2003-fast", "256M", "p4-ht")?, Background::None);
+    cfg.timeout = parse_duration(&a.timeout).map_err(|e| format!("--timeout: {e}"))?;
+    cfg.warmup = parse_duration(&a.warmup).map_err(|e| format!("--warmup: {e}"))?;
+    cfg.tree_scale = a.tree_scale;
+    cfg.vmstat = a.vmstat;
+    for s in &specs {
+        cfg.machine.queue(s)?;
+    }
+    let p = Progress::new("readmany");
+    let results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;
+    p.finish();
+    let unloaded = |r: &ReadmanyResult| {
+        results
+            .iter()
+            .find(|u| u.scheduler == r.scheduler && u.background == Background::None)
+            .map(|u| u.elapsed_s)
+            .unwrap_or(f64::NAN)
+    };
+    if a.json {
+        let mut out = std::io::stdout().lock();
+        for r in &results {
+            let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
+            v["ratio_to_unloaded"] = serde_json::json!(r.elapsed_s / unloaded(r));
+            v["seed"] = serde_json::json!(cfg.machine.seed);
+            serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
+            let _ = writeln!(out);
+        }
+        return Ok(());
+    }
+    let m = &cfg.machine;
+    println!(
+        "find kernel-tree -type f | xargs cat > /dev/null, simulated: disk {}, {} MiB, {}, seed {}, tree {:.0} %",
+        m.disk,
+        m.mem_bytes >> 20,
+        m.cpu,
+        m.seed,
+        100.0 * cfg.tree_scale
+    );
+    println!();
+    println!("{:<24} {:<13} {:>10} {:>9} {:>12}", "Scheduler", "Background", "Elapsed", "× alone", "bg MiB");
+    for r in &results {
+        let el = if r.timed_out { format!("> {}", fmt_secs(r.elapsed_s)) } else { fmt_secs(r.elapsed_s) };
+        println!(
+            "{:<24} {:<13} {:>10} {:>9.1} {:>12.0}",
+            r.scheduler,
+            r.background.name(),
+            el,
+            r.elapsed_s / unloaded(r),
+            r.background_bytes as f64 / (1u64 << 20) as f64
+        );
+    }
+    if a.vmstat {
+        for r in &results {
+            println!("\n{} {}:", r.scheduler, r.background.name());
+            println!("   s  r  b    free   cache   dirty     bi     bo us sy id wa");
+            for l in &r.vmstat {
+                println!(
+                    "{:4} {:2} {:2} {:7} {:7} {:7} {:6} {:6} {:2} {:2} {:2} {:2}",
+                    l.second, l.r, l.b, l.free_kb, l.cache_kb, l.dirty_kb, l.bi, l.bo, l.us, l.sy, l.id, l.wa
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// repro
+
+#[derive(clap::Args, Debug)]
+pub struct ReproArgs {
+    /// Smaller runs with the same shape checks (a quarter of the threads, memory, file
+    /// set and kernel tree): seconds, for CI.
+    #[arg(long)]
+    pub quick: bool,
+    /// The whole report as one JSON object.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed of every run.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+pub fn repro(a: ReproArgs) -> Result<(), String> {
+    let p = Progress::new("repro");
+    let cfg = ReproConfig { quick: a.quick, seed: a.seed };
+    let report = repro::run(&cfg, &|d, t, what| p.tick(d, t, what))?;
+    p.finish();
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", repro::render(&report));
+    }
+    Ok(())
+}

@@ -1,0 +1,388 @@
+//! Opening a target safely: never overwrite what we did not create.
+//!
+//! Rules:
+//! - A path that does not exist is created (O_EXCL), space is reserved with `fallocate`
+//!   (so ENOSPC shows at creation, not mid-run) and a marker block is written.
+//! - An existing regular file is used if it is empty or starts with our marker block;
+//!   any other non-empty file is refused unless `force`.
+//! - A block device is refused unless `force` if it is mounted or held (its own major:minor
+//!   or one of its partitions in `/proc/self/mountinfo`, holders in sysfs, or an `O_EXCL`
+//!   open that fails with EBUSY), has partitions, or carries a filesystem / partition-table
+//!   / swap / RAID signature (see [`SIGNATURES`]) — unless that signature is our marker.
+//!
+//! The marker is the target's first 4 KiB; the data area starts right after it, so
+//! sector 0 of the queue is byte 4096 of the target.
+
+use crate::error::Error;
+use crate::sys::{self, ALIGN, IoBuf};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Size of the marker block; the data area starts here.
+pub const MARKER_LEN: u64 = ALIGN as u64;
+const MAGIC: &[u8; 24] = b"iosched-rt target v1\n\0\0\0";
+
+/// What kind of thing a target is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    File,
+    BlockDevice,
+}
+
+/// An opened target.
+#[derive(Debug)]
+pub struct TargetFile {
+    pub path: PathBuf,
+    pub file: Arc<File>,
+    pub kind: TargetKind,
+    /// Byte offset of the data area (after the marker).
+    pub data_offset: u64,
+    /// Bytes in the data area.
+    pub data_len: u64,
+    /// We created the file in this call.
+    pub created: bool,
+}
+
+/// Known signatures: (byte offset, bytes, what it is).
+pub const SIGNATURES: &[(u64, &[u8], &str)] = &[
+    (510, b"\x55\xaa", "a DOS/MBR partition table or boot sector"),
+    (512, b"EFI PART", "a GPT partition table"),
+    (1080, b"\x53\xef", "an ext2/ext3/ext4 filesystem"),
+    (0, b"XFSB", "an XFS filesystem"),
+    (65600, b"_BHRfS_M", "a btrfs filesystem"),
+    (4086, b"SWAPSPACE2", "a swap area"),
+    (4086, b"SWAP-SPACE", "a swap area"),
+    (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
+    (512, b"LABELONE", "an LVM physical volume"),
+    (32769, b"CD001", "an ISO 9660 filesystem"),
+    (0, b"hsqs", "a squashfs filesystem"),
+    (3, b"NTFS    ", "an NTFS filesystem"),
+    (1024, b"\x10\x20\xf5\xf2", "an F2FS filesystem"),
+    (4096, b"\xfc\x4e\x2b\xa9", "a Linux MD RAID member (1.2 superblock)"),
+];
+
+/// Bytes to read to check every signature.
+const PROBE_LEN: usize = 68 * 1024;
+
+fn marker_block(data_len: u64) -> IoBuf {
+    let mut b = IoBuf::new(ALIGN);
+    b[..24].copy_from_slice(MAGIC);
+    b[24..32].copy_from_slice(&MARKER_LEN.to_le_bytes());
+    b[32..40].copy_from_slice(&data_len.to_le_bytes());
+    let c = crc32c::crc32c(&b[..40]);
+    b[40..44].copy_from_slice(&c.to_le_bytes());
+    let text = b"This target was created by iosched-rt (iosched's real runtime); its data area holds test data.\n";
+    b[64..64 + text.len()].copy_from_slice(text);
+    b
+}
+
+/// The data length recorded in a marker block, if `head` starts with one.
+fn parse_marker(head: &[u8]) -> Option<u64> {
+    if head.len() < 44 || &head[..24] != MAGIC {
+        return None;
+    }
+    let c = u32::from_le_bytes(head[40..44].try_into().unwrap());
+    if c != crc32c::crc32c(&head[..40]) {
+        return None;
+    }
+    let off = u64::from_le_bytes(head[24..32].try_into().unwrap());
+    (off == MARKER_LEN).then(|| u64::from_le_bytes(head[32..40].try_into().unwrap()))
+}
+
+/// The first known signature found in `head`.
+pub fn find_signature(head: &[u8]) -> Option<&'static str> {
+    SIGNATURES.iter().find_map(|&(off, magic, what)| {
+        let o = off as usize;
+        (head.len() >= o + magic.len() && &head[o..o + magic.len()] == magic).then_some(what)
+    })
+}
+
+fn open_direct(path: &Path, create_new: bool, excl: bool) -> std::io::Result<File> {
+    let mut flags = libc::O_DIRECT;
+    if excl {
+        flags |= libc::O_EXCL;
+    }
+    let mut o = OpenOptions::new();
+    o.read(true).write(true).custom_flags(flags);
+    if create_new {
+        o.create_new(true);
+    }
+    o.open(path)
+}
+
+fn read_head(file: &File, path: &Path, len: usize) -> Result<IoBuf, Error> {
+    let mut b = IoBuf::new(len);
+    let mut done = 0;
+    while done < len {
+        match file.read_at(&mut b[done..], done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, "reading the first blocks", e)),
+        }
+        // O_DIRECT reads must stay aligned; a short read means end of file.
+        if done % ALIGN != 0 {
+            break;
+        }
+    }
+    Ok(b)
+}
+
+fn write_marker(file: &File, path: &Path, data_len: u64) -> Result<(), Error> {
+    file.write_all_at(&marker_block(data_len), 0)
+        .and_then(|_| file.sync_all())
+        .map_err(|e| Error::io(path, "writing the iosched marker block", e))
+}
+
+fn check_size(size: u64) -> Result<(), Error> {
+    if size == 0 || !size.is_multiple_of(ALIGN as u64) {
+        return Err(Error(format!("target size {size} bytes: expected a positive multiple of {ALIGN} bytes")));
+    }
+    Ok(())
+}
+
+/// Open (or create) a target. `size` is the data-area size wanted: required to create a
+/// file, grows one of ours, and limits the area used on a device.
+pub fn open(path: &Path, size: Option<u64>, force: bool) -> Result<TargetFile, Error> {
+    if let Some(s) = size {
+        check_size(s)?;
+    }
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(path, "cannot stat", e)),
+    };
+    match meta {
+        None => create_file(path, size),
+        Some(m) if m.is_file() => open_file(path, m.len(), size, force),
+        Some(m) if m.file_type().is_block_device() => open_blockdev(path, m.rdev(), size, force),
+        Some(_) => Err(Error(format!("{}: not a regular file or a block device", path.display()))),
+    }
+}
+
+fn create_file(path: &Path, size: Option<u64>) -> Result<TargetFile, Error> {
+    let Some(size) = size else {
+        return Err(Error(format!("{}: does not exist; give a size to create it", path.display())));
+    };
+    let file = open_direct(path, true, false).map_err(|e| Error::io(path, "cannot create", e))?;
+    let init = init_file(&file, path, size);
+    if let Err(e) = init {
+        drop(file);
+        let _ = std::fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(TargetFile {
+        path: path.to_path_buf(),
+        file: Arc::new(file),
+        kind: TargetKind::File,
+        data_offset: MARKER_LEN,
+        data_len: size,
+        created: true,
+    })
+}
+
+fn init_file(file: &File, path: &Path, size: u64) -> Result<(), Error> {
+    sys::fallocate(file, 0, MARKER_LEN + size)
+        .map_err(|e| Error::io(path, &format!("cannot reserve {} bytes", MARKER_LEN + size), e))?;
+    write_marker(file, path, size)
+}
+
+fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool) -> Result<TargetFile, Error> {
+    let file = open_direct(path, false, false).map_err(|e| {
+        let hint =
+            if e.raw_os_error() == Some(libc::EINVAL) { " (the filesystem may not support O_DIRECT)" } else { "" };
+        Error(format!("{}: cannot open with O_DIRECT: {e}{hint}", path.display()))
+    })?;
+    let mut t = TargetFile {
+        path: path.to_path_buf(),
+        file: Arc::new(file),
+        kind: TargetKind::File,
+        data_offset: MARKER_LEN,
+        data_len: 0,
+        created: false,
+    };
+    let whole = len.saturating_sub(MARKER_LEN) / ALIGN as u64 * ALIGN as u64;
+    t.data_len = if len == 0 {
+        let Some(size) = size else {
+            return Err(Error(format!("{}: empty file; give a size to initialise it", path.display())));
+        };
+        init_file(&t.file, path, size)?;
+        size
+    } else {
+        let head = read_head(&t.file, path, ALIGN)?;
+        match (parse_marker(&head), size) {
+            (Some(old), Some(s)) if s > old => {
+                init_file(&t.file, path, s)?;
+                s
+            }
+            (Some(_), Some(s)) => s,
+            (Some(old), None) => old.min(whole),
+            (None, _) if !force => {
+                return Err(Error(format!(
+                    "{}: existing non-empty file ({len} bytes) not created by iosched (no \
+                     marker block); refusing to overwrite it (use --force to overwrite)",
+                    path.display()
+                )));
+            }
+            (None, s) => {
+                let s = s.unwrap_or(whole);
+                check_size(s).map_err(|e| Error(format!("{}: {e}", path.display())))?;
+                init_file(&t.file, path, s)?;
+                s
+            }
+        }
+    };
+    if t.data_len == 0 {
+        return Err(Error(format!("{}: no data area", path.display())));
+    }
+    Ok(t)
+}
+
+/// Why a block device looks in use, if it does.
+fn blockdev_in_use(rdev: u64) -> Option<String> {
+    let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+    let mut devs = vec![format!("{maj}:{min}")];
+    let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    // Partitions are subdirectories with a `partition` file and a `dev` file.
+    if let Ok(rd) = std::fs::read_dir(&sys) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.join("partition").exists()
+                && let Ok(d) = std::fs::read_to_string(p.join("dev"))
+            {
+                devs.push(d.trim().to_string());
+            }
+        }
+    }
+    if devs.len() > 1 {
+        return Some(format!("it has {} partition(s)", devs.len() - 1));
+    }
+    if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
+        for line in mi.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() > 4 && devs.iter().any(|d| d == f[2]) {
+                return Some(format!("it is mounted on {}", f[4]));
+            }
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir(sys.join("holders"))
+        && let Some(h) = rd.flatten().next()
+    {
+        return Some(format!("it is held by {}", h.file_name().to_string_lossy()));
+    }
+    None
+}
+
+fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool) -> Result<TargetFile, Error> {
+    if !force && let Some(why) = blockdev_in_use(rdev) {
+        return Err(Error(format!(
+            "{}: block device in use ({why}); refusing to write to it (use --force to override)",
+            path.display()
+        )));
+    }
+    let file = open_direct(path, false, true).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EBUSY) {
+            Error(format!("{}: block device is busy (mounted or held by another user)", path.display()))
+        } else {
+            Error::io(path, "cannot open with O_DIRECT|O_EXCL", e)
+        }
+    })?;
+    let lbs = sys::blkdev_logical_block(&file).map_err(|e| Error::io(path, "BLKSSZGET", e))?;
+    if !(ALIGN as u32).is_multiple_of(lbs) {
+        return Err(Error(format!("{}: logical block size {lbs} does not divide {ALIGN}", path.display())));
+    }
+    let dev_size = sys::blkdev_size(&file).map_err(|e| Error::io(path, "BLKGETSIZE64", e))?;
+    let avail = dev_size.saturating_sub(MARKER_LEN) / ALIGN as u64 * ALIGN as u64;
+    let head = read_head(&file, path, PROBE_LEN.min(dev_size as usize / ALIGN * ALIGN).max(ALIGN))?;
+    if parse_marker(&head).is_none()
+        && !force
+        && let Some(what) = find_signature(&head)
+    {
+        return Err(Error(format!(
+            "{}: block device holds {what}; refusing to overwrite it (use --force to override)",
+            path.display()
+        )));
+    }
+    let data_len = match size {
+        Some(s) if s > avail => {
+            return Err(Error(format!(
+                "{}: size {s} bytes is larger than the device's data area ({avail} bytes)",
+                path.display()
+            )));
+        }
+        Some(s) => s,
+        None => avail,
+    };
+    if data_len == 0 {
+        return Err(Error(format!("{}: device too small", path.display())));
+    }
+    write_marker(&file, path, data_len)?;
+    Ok(TargetFile {
+        path: path.to_path_buf(),
+        file: Arc::new(file),
+        kind: TargetKind::BlockDevice,
+        data_offset: MARKER_LEN,
+        data_len,
+        created: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmpdir(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("iosched-rt-target-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn create_reopen_and_refuse_foreign_files() {
+        let d = tmpdir("rules");
+        let p = d.join("t");
+        let e = open(&p, None, false).unwrap_err();
+        assert!(e.0.contains("give a size"), "{e}");
+        let t = open(&p, Some(1 << 20), false).unwrap();
+        assert!(t.created);
+        assert_eq!(t.data_len, 1 << 20);
+        drop(t);
+        // Ours: reopened without a size, grown with one.
+        assert_eq!(open(&p, None, false).unwrap().data_len, 1 << 20);
+        assert_eq!(open(&p, Some(2 << 20), false).unwrap().data_len, 2 << 20);
+        // Foreign non-empty file: refused, content untouched; --force takes it.
+        let f = d.join("foreign");
+        std::fs::write(&f, vec![b'x'; 3 * 4096]).unwrap();
+        let e = open(&f, Some(4096), false).unwrap_err();
+        assert!(e.0.contains("refusing to overwrite") && e.0.contains("--force"), "{e}");
+        assert_eq!(std::fs::read(&f).unwrap(), vec![b'x'; 3 * 4096]);
+        let t = open(&f, None, true).unwrap();
+        assert_eq!(t.data_len, 2 * 4096);
+        // Empty existing file: initialised.
+        let z = d.join("empty");
+        std::fs::write(&z, b"").unwrap();
+        assert_eq!(open(&z, Some(8192), false).unwrap().data_len, 8192);
+        // Bad sizes are rejected, not rounded.
+        let e = open(&d.join("odd"), Some(1000), false).unwrap_err();
+        assert!(e.0.contains("multiple of 4096"), "{e}");
+        assert!(open(d.as_path(), None, false).unwrap_err().0.contains("not a regular file"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn signatures_are_recognised() {
+        let mut head = vec![0u8; PROBE_LEN];
+        assert_eq!(find_signature(&head), None);
+        head[1080] = 0x53;
+        head[1081] = 0xef;
+        assert_eq!(find_signature(&head), Some("an ext2/ext3/ext4 filesystem"));
+        let mut head = vec![0u8; PROBE_LEN];
+        head[512..520].copy_from_slice(b"EFI PART");
+        assert_eq!(find_signature(&head), Some("a GPT partition table"));
+        assert_eq!(parse_marker(&marker_block(4096)), Some(4096));
+    }
+}

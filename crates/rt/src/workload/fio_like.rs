@@ -1,0 +1,283 @@
+//! A fio-like load for comparing the runtime with fio: one job keeping `iodepth`
+//! requests in flight (fio's io_uring engine with `iodepth=N`), `rw` = read, write,
+//! randread or randwrite, `bs` bytes, over the first `size` bytes of the target, for
+//! `runtime` (time_based) — or one pass for sequential modes without a runtime.
+//!
+//! It uses the callback API: each completion callback (on the dispatcher thread)
+//! submits the next request, so no thread hop sits between a completion and the next
+//! submission — the same shape as fio's reap-then-submit loop. Random offsets are
+//! uniform with replacement (fio's `norandommap`).
+
+use super::{Control, Ended, Rng};
+use crate::error::{Error, IoError};
+use crate::runtime::{Completion, Handle, Options, Report, Target};
+use crate::sys::{ALIGN, IoBuf};
+use iosched_core::Op;
+use serde::Serialize;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// fio's `rw`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+}
+
+impl std::str::FromStr for Rw {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Rw, String> {
+        Ok(match s {
+            "read" => Rw::Read,
+            "write" => Rw::Write,
+            "randread" => Rw::RandRead,
+            "randwrite" => Rw::RandWrite,
+            o => {
+                return Err(format!("unknown rw `{o}`: expected read, write, randread or randwrite"));
+            }
+        })
+    }
+}
+
+/// Parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub rw: Rw,
+    pub bs: u32,
+    pub iodepth: u32,
+    /// Bytes of the target to use (from offset 0).
+    pub size: u64,
+    /// Run for this long (random modes need it; sequential modes wrap around).
+    pub runtime: Option<Duration>,
+    pub seed: u64,
+}
+
+/// What the run measured (names follow fio's JSON where they overlap).
+#[derive(Clone, Debug, Serialize)]
+pub struct Result_ {
+    pub scheduler: String,
+    pub rw: Rw,
+    pub bs: u32,
+    pub iodepth: u32,
+    pub total_ios: u64,
+    pub runtime_ms: f64,
+    pub iops: f64,
+    pub bw_kib_s: f64,
+    /// Submission-to-completion latency, microseconds.
+    pub clat_mean_us: f64,
+    pub clat_p50_us: f64,
+    pub clat_p99_us: f64,
+    pub clat_max_us: f64,
+    /// Process CPU time over wall time, percent.
+    pub cpu_pct: f64,
+    pub report: Report,
+}
+
+impl Config {
+    pub fn validate(&self) -> Result<(), Error> {
+        if self.bs == 0 || !(self.bs as usize).is_multiple_of(ALIGN) {
+            return Err(Error(format!("--bs {}: expected a positive multiple of {ALIGN} bytes", self.bs)));
+        }
+        if self.iodepth == 0 || self.iodepth > 1024 {
+            return Err(Error(format!("--iodepth {}: expected 1..=1024", self.iodepth)));
+        }
+        if self.size < self.bs as u64 {
+            return Err(Error(format!("--size {}: expected at least one block of {} bytes", self.size, self.bs)));
+        }
+        if self.runtime.is_none() && matches!(self.rw, Rw::RandRead | Rw::RandWrite) {
+            return Err(Error("random modes need --runtime".into()));
+        }
+        Ok(())
+    }
+}
+
+struct State {
+    handle: Handle,
+    rw: Rw,
+    bs: u64,
+    blocks: u64,
+    rng: Rng,
+    next_seq: u64,
+    /// Sequential modes without a runtime: blocks still to issue.
+    left: Option<u64>,
+    deadline: Option<Instant>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    inflight: u32,
+    ios: u64,
+    lat_ns: Vec<u32>,
+    error: Option<IoError>,
+}
+
+type Shared = Arc<(Mutex<State>, Condvar)>;
+
+fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf) {
+    let expired = st.deadline.is_some_and(|d| Instant::now() >= d);
+    let exhausted = st.left == Some(0);
+    if expired || exhausted || st.error.is_some() || st.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    if let Some(l) = &mut st.left {
+        *l -= 1;
+    }
+    let b = match st.rw {
+        Rw::RandRead | Rw::RandWrite => st.rng.below(st.blocks),
+        Rw::Read | Rw::Write => {
+            let b = st.next_seq;
+            st.next_seq = (b + 1) % st.blocks;
+            b
+        }
+    };
+    let op = match st.rw {
+        Rw::Read | Rw::RandRead => Op::Read,
+        Rw::Write | Rw::RandWrite => Op::Write,
+    };
+    let t0 = Instant::now();
+    let sh2 = Arc::clone(sh);
+    let r = st.handle.submit(op, b * st.bs, buf, move |c: Completion| {
+        on_done(&sh2, c, t0);
+    });
+    match r {
+        Ok(()) => st.inflight += 1,
+        Err(e) => st.error = Some(e),
+    }
+}
+
+fn on_done(sh: &Shared, c: Completion, t0: Instant) {
+    let (m, cv) = &**sh;
+    let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
+    st.inflight -= 1;
+    match c.result {
+        Ok(_) => {
+            st.ios += 1;
+            let ns = t0.elapsed().as_nanos().min(u32::MAX as u128) as u32;
+            st.lat_ns.push(ns);
+            if let Some(buf) = c.buf {
+                submit_next(sh, &mut st, buf);
+            }
+        }
+        Err(e) => {
+            if st.error.is_none() {
+                st.error = Some(e);
+            }
+        }
+    }
+    if st.inflight == 0 {
+        cv.notify_all();
+    }
+}
+
+/// Run the load on `path` with the scheduler in `opts`.
+pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Result<(Result_, Ended), Error> {
+    cfg.validate()?;
+    if opts.size.is_none() {
+        opts.size = Some(cfg.size.div_ceil(ALIGN as u64) * ALIGN as u64);
+    }
+    let label = opts.sched.text.clone();
+    let target = Target::open(path, opts)?;
+    if target.info().data_len < cfg.size {
+        return Err(Error(format!(
+            "{}: data area is {} bytes, smaller than --size {}",
+            path.display(),
+            target.info().data_len,
+            cfg.size
+        )));
+    }
+    let blocks = cfg.size / cfg.bs as u64;
+    let mut handle = target.handle();
+    handle.set_unplug(true);
+    let start = Instant::now();
+    let sh: Shared = Arc::new((
+        Mutex::new(State {
+            handle,
+            rw: cfg.rw,
+            bs: cfg.bs as u64,
+            blocks,
+            rng: Rng::new(cfg.seed),
+            next_seq: 0,
+            left: if cfg.runtime.is_none() { Some(blocks) } else { None },
+            deadline: cfg.runtime.map(|r| start + r),
+            stop: Arc::clone(&ctl.stop),
+            inflight: 0,
+            ios: 0,
+            lat_ns: Vec::with_capacity(1 << 20),
+            error: None,
+        }),
+        Condvar::new(),
+    ));
+    let c0 = crate::sys::process_cpu_time();
+    {
+        let mut st = sh.0.lock().unwrap_or_else(|e| e.into_inner());
+        for _ in 0..cfg.iodepth {
+            let mut b = IoBuf::new(cfg.bs as usize);
+            b.fill(0xa5);
+            submit_next(&sh, &mut st, b);
+        }
+    }
+    // Wait for the load to drain (it stops at the deadline, the end or an error).
+    let mut last = Instant::now();
+    {
+        let (m, cv) = &*sh;
+        let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
+        while st.inflight > 0 {
+            st = cv.wait_timeout(st, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
+            if ctl.progress && last.elapsed() >= Duration::from_millis(500) {
+                last = Instant::now();
+                eprint!(
+                    "\r{label} {:?}: {} ios, {:.0} IOPS\x1b[K",
+                    cfg.rw,
+                    st.ios,
+                    st.ios as f64 / start.elapsed().as_secs_f64()
+                );
+            }
+        }
+    }
+    if ctl.progress {
+        eprint!("\r\x1b[K");
+    }
+    let wall = start.elapsed();
+    let cpu = crate::sys::process_cpu_time().saturating_sub(c0);
+    // The last callback's closure (holding a clone) is dropped right after it ran.
+    while Arc::strong_count(&sh) > 1 {
+        std::thread::yield_now();
+    }
+    let st =
+        Arc::try_unwrap(sh).ok().expect("no callback outstanding").0.into_inner().unwrap_or_else(|e| e.into_inner());
+    let State { handle, ios, mut lat_ns, error, .. } = st;
+    drop(handle);
+    let report = target.close()?;
+    lat_ns.sort_unstable();
+    let q = |p: f64| {
+        if lat_ns.is_empty() { 0.0 } else { lat_ns[((lat_ns.len() - 1) as f64 * p).round() as usize] as f64 / 1e3 }
+    };
+    let secs = wall.as_secs_f64().max(1e-9);
+    let mean =
+        if lat_ns.is_empty() { 0.0 } else { lat_ns.iter().map(|&x| x as f64).sum::<f64>() / lat_ns.len() as f64 / 1e3 };
+    let ended = match error {
+        Some(e) => Ended::Failed(e),
+        None if ctl.stopped() => Ended::Interrupted,
+        None => Ended::Complete,
+    };
+    Ok((
+        Result_ {
+            scheduler: label,
+            rw: cfg.rw,
+            bs: cfg.bs,
+            iodepth: cfg.iodepth,
+            total_ios: ios,
+            runtime_ms: secs * 1e3,
+            iops: ios as f64 / secs,
+            bw_kib_s: ios as f64 * cfg.bs as f64 / 1024.0 / secs,
+            clat_mean_us: mean,
+            clat_p50_us: q(0.5),
+            clat_p99_us: q(0.99),
+            clat_max_us: lat_ns.last().map(|&x| x as f64 / 1e3).unwrap_or(0.0),
+            cpu_pct: 100.0 * cpu.as_secs_f64() / secs,
+            report,
+        },
+        ended,
+    ))
+}

@@ -1,0 +1,224 @@
+//! Workloads on real targets: [`tiobench`] (tiotest 0.3.3 semantics, one region of the
+//! target per thread like tiotest's raw-device mode), [`readmany`] (read a generated tree
+//! of small files while a streaming writer runs) and [`fio_like`] (fio-style random or
+//! sequential load at a fixed queue depth, for comparing with fio).
+//!
+//! All of them stop cleanly when [`Control::stop`] is set (Ctrl-C in the CLI) and return
+//! what they measured so far, and stop at the first per-request error, which they return
+//! with the partial results.
+
+pub mod fio_like;
+pub mod readmany;
+pub mod tiobench;
+
+use crate::error::IoError;
+use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Run control shared by a workload's threads.
+#[derive(Clone, Debug, Default)]
+pub struct Control {
+    /// Set to stop the run (Ctrl-C).
+    pub stop: Arc<AtomicBool>,
+    /// Show progress on stderr (only when it is a terminal).
+    pub progress: bool,
+}
+
+impl Control {
+    /// Progress on when stderr is a terminal.
+    pub fn new() -> Control {
+        Control { stop: Arc::new(AtomicBool::new(false)), progress: std::io::stderr().is_terminal() }
+    }
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+    /// Make Ctrl-C (SIGINT/SIGTERM) set `stop` (once per process; later calls reuse the
+    /// first handler's flag).
+    pub fn install_ctrlc(&mut self) -> Result<(), String> {
+        static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+        let mut fresh = false;
+        let f = FLAG.get_or_init(|| {
+            fresh = true;
+            Arc::clone(&self.stop)
+        });
+        if fresh {
+            let f2 = Arc::clone(f);
+            ctrlc::set_handler(move || {
+                if f2.swap(true, Ordering::SeqCst) {
+                    // Second Ctrl-C: give up at once.
+                    std::process::exit(130);
+                }
+                eprintln!("\niosched: stopping (Ctrl-C again to abort)");
+            })
+            .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+        }
+        self.stop = Arc::clone(f);
+        Ok(())
+    }
+}
+
+/// Why a workload ended early.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ended {
+    /// Ran to completion.
+    Complete,
+    /// Stopped by the user.
+    Interrupted,
+    /// A request failed (the error names the offset).
+    Failed(IoError),
+}
+
+impl Ended {
+    pub fn is_complete(&self) -> bool {
+        *self == Ended::Complete
+    }
+}
+
+/// tiotest's per-I/O latency statistics.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct LatStats {
+    pub count: u64,
+    pub sum_ns: u128,
+    pub max_ns: u64,
+    pub over_2s: u64,
+    pub over_10s: u64,
+}
+
+impl LatStats {
+    pub fn add(&mut self, d: Duration) {
+        let ns = d.as_nanos() as u64;
+        self.count += 1;
+        self.sum_ns += ns as u128;
+        self.max_ns = self.max_ns.max(ns);
+        // tiotest compares with strict `>`.
+        if d > Duration::from_secs(2) {
+            self.over_2s += 1;
+        }
+        if d > Duration::from_secs(10) {
+            self.over_10s += 1;
+        }
+    }
+    pub fn merge(&mut self, o: &LatStats) {
+        self.count += o.count;
+        self.sum_ns += o.sum_ns;
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.over_2s += o.over_2s;
+        self.over_10s += o.over_10s;
+    }
+    pub fn avg_ms(&self) -> f64 {
+        if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 / 1e6 }
+    }
+    pub fn max_ms(&self) -> f64 {
+        self.max_ns as f64 / 1e6
+    }
+    pub fn pct_over_2s(&self) -> f64 {
+        pct(self.over_2s, self.count)
+    }
+    pub fn pct_over_10s(&self) -> f64 {
+        pct(self.over_10s, self.count)
+    }
+}
+
+fn pct(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 }
+}
+
+/// SplitMix64: small, seedable, good enough for offsets and file sizes.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Progress on stderr: `label  NN%` rewritten in place twice a second, terminal only.
+#[derive(Debug)]
+pub(crate) struct Progress {
+    on: bool,
+    label: String,
+    total: u64,
+    last: Instant,
+}
+
+impl Progress {
+    pub(crate) fn new(ctl: &Control, label: String, total: u64) -> Progress {
+        Progress { on: ctl.progress, label, total: total.max(1), last: Instant::now() - Duration::from_secs(1) }
+    }
+    pub(crate) fn tick(&mut self, done: &AtomicU64) {
+        if !self.on || self.last.elapsed() < Duration::from_millis(500) {
+            return;
+        }
+        self.last = Instant::now();
+        let d = done.load(Ordering::Relaxed).min(self.total);
+        eprint!("\r{}  {:3}%\x1b[K", self.label, d * 100 / self.total);
+    }
+    pub(crate) fn finish(&self) {
+        if self.on {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
+/// Wait for scoped threads while showing progress.
+pub(crate) fn wait_with_progress<T>(
+    handles: &[std::thread::ScopedJoinHandle<'_, T>],
+    p: &mut Progress,
+    done: &AtomicU64,
+) {
+    while !handles.iter().all(|h| h.is_finished()) {
+        p.tick(done);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    p.finish();
+}
+
+/// The first error of a set of thread results, if any.
+pub(crate) fn first_error(errs: impl IntoIterator<Item = Option<IoError>>) -> Option<IoError> {
+    errs.into_iter().flatten().next()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_thresholds_are_strict() {
+        let mut l = LatStats::default();
+        l.add(Duration::from_secs(2));
+        l.add(Duration::from_millis(2001));
+        l.add(Duration::from_secs(11));
+        assert_eq!((l.over_2s, l.over_10s), (2, 1));
+        assert!((l.pct_over_2s() - 66.666).abs() < 0.01);
+        assert_eq!(l.max_ms(), 11000.0);
+    }
+
+    #[test]
+    fn rng_is_deterministic_and_bounded() {
+        let mut a = Rng::new(7);
+        let mut b = Rng::new(7);
+        for _ in 0..1000 {
+            let x = a.below(10);
+            assert_eq!(x, b.below(10));
+            assert!(x < 10);
+        }
+    }
+}
