@@ -20,22 +20,31 @@ pub struct MachineArgs {
     /// CPU profile: piii-1000, p4-2000 or p4-ht.
     #[arg(long)]
     pub cpu: Option<String>,
+    /// Host profile: linux-2.5 (2.5 read-ahead, as in 2003) or linux-2.6.
+    #[arg(long)]
+    pub host: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
 
 impl MachineArgs {
-    fn machine(&self, disk: &str, mem: &str, cpu: &str) -> Result<Machine, String> {
+    /// The machine, with each unset option taken from the workload's default.
+    pub fn machine(&self, disk: &str, mem: &str, cpu: &str) -> Result<Machine, String> {
+        self.machine_on(disk, mem, cpu, "linux-2.5")
+    }
+
+    pub fn machine_on(&self, disk: &str, mem: &str, cpu: &str, host: &str) -> Result<Machine, String> {
         let mem = parse_size(self.mem.as_deref().unwrap_or(mem)).map_err(|e| format!("--mem: {e}"))?;
-        let m = Machine::new(self.disk.as_deref().unwrap_or(disk), mem, self.cpu.as_deref().unwrap_or(cpu), self.seed);
+        let m = Machine::new(self.disk.as_deref().unwrap_or(disk), mem, self.cpu.as_deref().unwrap_or(cpu), self.seed)
+            .with_host(self.host.as_deref().unwrap_or(host));
         m.validate()?;
         Ok(m)
     }
 }
 
 /// Parse `--sched` and apply every `--set` to each spec.
-fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
+pub fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
     let mut v = parse_list(list).map_err(|e| format!("--sched: {e}"))?;
     for s in set {
         let (k, val) =
@@ -60,23 +69,23 @@ fn parse_threads(s: &str) -> Result<Vec<u32>, String> {
 }
 
 /// A one-line progress display on stderr, only when it is a terminal.
-struct Progress {
+pub struct Progress {
     on: bool,
     what: &'static str,
 }
 
 impl Progress {
-    fn new(what: &'static str) -> Self {
+    pub fn new(what: &'static str) -> Self {
         Progress { on: std::io::stderr().is_terminal(), what }
     }
-    fn tick(&self, done: usize, total: usize, detail: &str) {
+    pub fn tick(&self, done: usize, total: usize, detail: &str) {
         if self.on {
             let mut e = std::io::stderr().lock();
             let _ = write!(e, "\r\x1b[K{}: {done}/{total} runs done {detail}", self.what);
             let _ = e.flush();
         }
     }
-    fn finish(&self) {
+    pub fn finish(&self) {
         if self.on {
             let _ = write!(std::io::stderr(), "\r\x1b[K");
         }

@@ -13,17 +13,27 @@ pub struct Machine {
     pub mem_bytes: u64,
     pub cpu: String,
     pub seed: u64,
+    /// Host profile: `linux-2.5` (the 2003 reports: 2.5 read-ahead) or `linux-2.6`
+    /// (2.6 read-ahead, for the 2007-era studies).
+    pub host: String,
 }
 
 impl Machine {
+    /// A 2.5-era host (`linux-2.5`); see [`Machine::with_host`].
     pub fn new(disk: &str, mem_bytes: u64, cpu: &str, seed: u64) -> Self {
-        Machine { disk: disk.to_string(), mem_bytes, cpu: cpu.to_string(), seed }
+        Machine { disk: disk.to_string(), mem_bytes, cpu: cpu.to_string(), seed, host: "linux-2.5".into() }
+    }
+
+    pub fn with_host(mut self, host: &str) -> Self {
+        self.host = host.to_string();
+        self
     }
 
     /// Check the machine description (profiles exist, sizes sensible).
     pub fn validate(&self) -> Result<(), String> {
         iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
         CpuProfile::by_name(&self.cpu)?;
+        HostProfile::by_name(&self.host, self.mem_bytes)?;
         if self.mem_bytes < (64 << 20) {
             return Err(format!("memory {} MiB is too small: at least 64 MiB", self.mem_bytes >> 20));
         }
@@ -59,7 +69,7 @@ impl Machine {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
         let dev = profile.build_boxed(self.seed);
         let cfg = SimConfig {
-            host: HostProfile::linux_2003(self.mem_bytes),
+            host: HostProfile::by_name(&self.host, self.mem_bytes)?,
             cpu: CpuProfile::by_name(&self.cpu)?,
             seed: self.seed,
             vmstat,
