@@ -30,6 +30,9 @@ pub enum Cmd {
     Validate {
         /// Only these drives (default: all ten).
         drives: Vec<String>,
+        /// All ten drives (the default when no drive is named).
+        #[arg(long, conflicts_with = "drives")]
+        all: bool,
         #[arg(long)]
         json: bool,
     },
@@ -57,8 +60,8 @@ pub fn run(a: Args) -> Result<(), String> {
                 print_info(&i);
             }
         }
-        Cmd::Validate { drives, json } => {
-            let names: Vec<String> = if drives.is_empty() {
+        Cmd::Validate { drives, all, json } => {
+            let names: Vec<String> = if all || drives.is_empty() {
                 disksim::validation_drives().iter().map(|s| s.to_string()).collect()
             } else {
                 drives

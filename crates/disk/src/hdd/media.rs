@@ -142,6 +142,15 @@ pub struct Mechanics {
     pub head_switch_ns: u64,
     pub write_settle_ns: i64,
     pub write_settle_on_head_switch: bool,
+    /// `seek.time_ns(d)` for every distance on the disk, precomputed: the curve's square
+    /// root and rounding were a tenth of the simulator's time per request.
+    pub seek_by_distance: Vec<u32>,
+}
+
+/// The seek time of every distance `0..cylinders` (`u32::MAX` marks a value too large to
+/// store; [`Mechanics::seek_ns`] then computes it).
+pub fn seek_table(seek: &SeekCurve, cylinders: u32) -> Vec<u32> {
+    (0..cylinders).map(|d| u32::try_from(seek.time_ns(d)).unwrap_or(u32::MAX)).collect()
 }
 
 impl Mechanics {
@@ -150,7 +159,10 @@ impl Mechanics {
     #[inline]
     pub fn seek_ns(&self, from: (u32, u32), to: (u32, u32), write: bool) -> u64 {
         let d = from.0.abs_diff(to.0);
-        let s = self.seek.time_ns(d);
+        let s = match self.seek_by_distance.get(d as usize) {
+            Some(&v) if v != u32::MAX => v as u64,
+            _ => self.seek.time_ns(d),
+        };
         let hs = if from.1 != to.1 { self.head_switch_ns } else { 0 };
         let t = s.max(hs);
         if t != 0 && write && (d != 0 || self.write_settle_on_head_switch) {

@@ -193,6 +193,7 @@ impl Hdd {
             head_switch_ns: p.head_switch_ns,
             write_settle_ns: p.write_settle_ns,
             write_settle_on_head_switch: p.write_settle_on_head_switch,
+            seek_by_distance: media::seek_table(&p.seek, p.layout.cylinders()),
         };
         let nseg = p.cache.segments.max(1) as usize;
         let mut segs: Vec<Seg> = (0..nseg).map(|_| Seg::new(false)).collect();
@@ -425,12 +426,13 @@ impl Hdd {
     /// read and how much of the read it already holds.
     fn select_read(&self, lbn: u64, n: u64, t: u64) -> Option<(usize, Hit)> {
         let c = &self.p.cache;
+        let stream_seg = self.stream.as_ref().map(|st| st.seg);
         let mut best: Option<(i32, u64, usize, Hit)> = None; // (value, stamp, seg, hit)
         for (i, s) in self.segs.iter().enumerate() {
             if s.write_only {
                 continue;
             }
-            let streaming = self.stream.as_ref().is_some_and(|st| st.seg == i);
+            let streaming = stream_seg == Some(i);
             let end = if streaming { self.seg_end_at(i, t) } else { s.end };
             let (value, hit) = if s.state == SegState::Empty {
                 (3, Hit::Miss)
@@ -447,7 +449,7 @@ impl Hdd {
                         (5, Hit::Partial(0))
                     }
                     SegState::Reading => {
-                        let pure = self.stream.as_ref().is_some_and(|st| st.seg == i && t >= st.stoppable_from);
+                        let pure = streaming && self.stream.as_ref().is_some_and(|st| t >= st.stoppable_from);
                         if pure { (1, Hit::Miss) } else { (-1, Hit::Miss) }
                     }
                     _ => (-1, Hit::Miss),

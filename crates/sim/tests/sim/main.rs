@@ -1,0 +1,152 @@
+//! Integration tests of the simulator: determinism, dirty throttling, the classic
+//! two-reader result, observability.
+
+use iosched_core::{Duration, Instant, IoPrio, Queue};
+use iosched_policies::SchedSpec;
+use iosched_sim::host::{self, Sim, SimConfig, SysOp};
+use iosched_sim::{CpuProfile, FileId, HostProfile, Outcome, ProgCtx, TaskId};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+fn sim(mem_mb: u64, trace: bool, vmstat: bool) -> Sim {
+    let profile = iosched_disk::profile::load_profile("ide-2003").unwrap();
+    let cfg = SimConfig {
+        host: HostProfile::linux_2003(mem_mb << 20),
+        cpu: CpuProfile::piii_1000(),
+        seed: 7,
+        vmstat,
+        time_limit: Some(Instant::from_secs(3_600)),
+        trace,
+        max_bio_sectors: 256,
+    };
+    Sim::new(cfg, profile.build_boxed(7))
+}
+
+fn queue(spec: &str) -> Queue {
+    SchedSpec::parse(spec).unwrap().queue().unwrap()
+}
+
+/// `n` tasks each reading its own `size`-byte file sequentially in 4 KiB calls.
+fn readers(s: &mut Sim, n: u64, size: u64) -> Vec<TaskId> {
+    let d = s.fs.mkdir(s.fs.root(), "r");
+    let files: Vec<FileId> = (0..n).map(|i| s.fs.create_with_size(d, &format!("f{i}"), size)).collect();
+    let mut tasks = Vec::new();
+    for (i, f) in files.into_iter().enumerate() {
+        let mut off = 0;
+        let mut opened = false;
+        let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp {
+            if !opened {
+                opened = true;
+                return SysOp::Open { file: f };
+            }
+            if off >= size {
+                return SysOp::Exit;
+            }
+            off += 4096;
+            SysOp::Read { file: f, offset: off - 4096, len: 4096 }
+        };
+        let t = s.spawn(format!("reader{i}"), Box::new(prog), IoPrio::NONE);
+        s.watch(t);
+        tasks.push(t);
+    }
+    tasks
+}
+
+#[test]
+fn same_inputs_same_bytes() {
+    let run = || {
+        let mut s = sim(64, true, true);
+        readers(&mut s, 3, 8 << 20);
+        let mut q = queue("as");
+        host::run(&mut s, &mut q);
+        let trace = s.trace.take().unwrap().join("\n");
+        let vmstat = format!("{:?}", s.stats.vmstat);
+        (trace, vmstat, s.now)
+    };
+    let a = run();
+    let b = run();
+    assert!(a.0.lines().count() > 300, "a real trace");
+    assert_eq!(a.0, b.0, "traces differ");
+    assert_eq!(a.1, b.1, "vmstat differs");
+    assert_eq!(a.2, b.2);
+}
+
+#[test]
+fn anticipatory_beats_deadline_for_two_sequential_readers() {
+    let rate = |spec: &str| {
+        let mut s = sim(256, false, false);
+        readers(&mut s, 2, 32 << 20);
+        let mut q = queue(spec);
+        host::run(&mut s, &mut q);
+        64.0 / s.now.as_secs_f64()
+    };
+    let (dl, r#as) = (rate("deadline"), rate("as"));
+    assert!(r#as > 1.5 * dl, "AS {as:.1} MiB/s vs deadline {dl:.1} MiB/s");
+}
+
+/// One writer: `total` bytes in 64 KiB write() calls, recording each call's latency.
+fn writer(s: &mut Sim, total: u64, lat: Rc<RefCell<Vec<Duration>>>) -> TaskId {
+    let d = s.fs.mkdir(s.fs.root(), "w");
+    let f = s.fs.create(d, "big");
+    let mut off = 0;
+    let prog = move |_: &mut ProgCtx, done: Option<&Outcome>| -> SysOp {
+        if let Some(o) = done.filter(|o| o.kind == "write") {
+            lat.borrow_mut().push(o.latency());
+        }
+        if off >= total {
+            return SysOp::Exit;
+        }
+        off += 65536;
+        SysOp::Write { file: f, offset: off - 65536, len: 65536 }
+    };
+    let t = s.spawn("writer", Box::new(prog), IoPrio::NONE);
+    s.watch(t);
+    t
+}
+
+#[test]
+fn a_burst_under_dirty_ratio_does_not_block_and_above_it_the_writer_is_throttled() {
+    // 128 MiB of memory: dirty_ratio 40 % is ~51 MiB.
+    let lat = Rc::new(RefCell::new(Vec::new()));
+    let mut s = sim(128, false, false);
+    writer(&mut s, 16 << 20, lat.clone());
+    let mut q = queue("deadline");
+    host::run(&mut s, &mut q);
+    let worst = lat.borrow().iter().copied().max().unwrap();
+    assert!(worst < Duration::from_millis(5), "a 16 MiB burst blocked for {worst:?}");
+
+    let lat = Rc::new(RefCell::new(Vec::new()));
+    let mut s = sim(128, false, false);
+    let t = writer(&mut s, 256 << 20, lat.clone());
+    let mut q = queue("deadline");
+    host::run(&mut s, &mut q);
+    let l = lat.borrow();
+    let slow = l.iter().filter(|d| **d > Duration::from_millis(50)).count();
+    assert!(slow > 10, "only {slow} throttled calls writing 256 MiB");
+    // Throttled to the disk: wall time is far above the writer's CPU time.
+    let cpu = s.task_cpu_time(t).as_secs_f64();
+    assert!(s.now.as_secs_f64() > 3.0 * cpu, "wall {:.1} s, cpu {cpu:.1} s", s.now.as_secs_f64());
+}
+
+#[test]
+fn trace_and_vmstat_are_produced() {
+    let mut s = sim(64, true, true);
+    readers(&mut s, 2, 16 << 20);
+    let mut q = queue("deadline");
+    host::run(&mut s, &mut q);
+    let trace = s.trace.take().unwrap();
+    let dispatches = trace.iter().filter(|l| l.split_whitespace().nth(5) == Some("D")).count();
+    let completions = trace.iter().filter(|l| l.split_whitespace().nth(5) == Some("C")).count();
+    assert!(dispatches > 0 && dispatches == completions, "{dispatches} D, {completions} C");
+    // blkparse-like: "8,0 0 <seq> <secs>.<ns> <pid> D R <sector> + <len> [<pid>]"
+    let d = trace.iter().find(|l| l.split_whitespace().nth(5) == Some("D")).unwrap();
+    let w: Vec<&str> = d.split_whitespace().collect();
+    assert_eq!(w[0], "8,0");
+    assert_eq!(w[6], "R");
+    assert_eq!(w[8], "+");
+    assert!(w[3].contains('.'));
+    let v = &s.stats.vmstat;
+    assert!(!v.is_empty());
+    let bi: u64 = v.iter().map(|l| l.bi).sum();
+    assert!((30_000..=34_000).contains(&bi), "{bi} KiB read in vmstat for 32 MiB of files");
+}
