@@ -60,7 +60,9 @@ pub enum SysOp {
         len: u64,
         write: bool,
     },
-    /// Wait until at least `min` submitted asynchronous I/Os completed (returns them).
+    /// Wait until at least `min` submitted asynchronous I/Os completed, or none is in
+    /// flight; reaps every completed one (`io_getevents`): `Outcome::bytes` is their count.
+    /// An I/O counts once, whatever number of bios it became.
     AioWait {
         min: u32,
     },
@@ -306,6 +308,8 @@ enum Cont {
     Finish {
         bytes: u64,
     },
+    /// Finish an `AioWait`: reap the completed asynchronous I/Os.
+    AioReap,
     Pdflush(PdState),
 }
 
@@ -369,8 +373,11 @@ struct Task {
     /// Direct / sync bios outstanding for the current op.
     io_outstanding: u32,
     io_error: Option<Status>,
+    /// Completed asynchronous I/Os not yet reaped, and those in flight (per iocb).
     aio_done: u32,
     aio_inflight: u32,
+    /// Bios still outstanding per in-flight iocb.
+    aio_bios: FastMap<u64, u32>,
     exit_waiters: Vec<TaskId>,
     pdflush: bool,
     /// Result of the last writeback pass this task drove: (pages written, congested).
@@ -402,8 +409,8 @@ enum BioKind {
     CacheRead(Vec<PageId>),
     /// Writing cache pages back.
     CacheWrite(Vec<PageId>),
-    /// Direct I/O of a task (sync or async).
-    Direct { task: TaskId, aio: bool },
+    /// Direct I/O of a task (sync or async; `iocb` names an asynchronous one).
+    Direct { task: TaskId, aio: bool, iocb: u64 },
 }
 
 #[derive(Clone, Debug)]
@@ -498,6 +505,10 @@ pub struct Sim {
     bios: FastMap<ReqId, Bio>,
     next_bio: u64,
     awaiting: Option<(TaskId, ReqId)>,
+    /// The bio being submitted, kept for its trace line if it merges.
+    traced_bio: Option<Request>,
+    /// Dispatched requests, for their completion's trace line.
+    traced_inflight: FastMap<ReqId, Request>,
     read_congested: bool,
     write_congested: bool,
     page_waiters: FastMap<PageId, Vec<TaskId>>,
@@ -554,6 +565,8 @@ impl Sim {
             bios: FastMap::default(),
             next_bio: 1,
             awaiting: None,
+            traced_bio: None,
+            traced_inflight: FastMap::default(),
             read_congested: false,
             write_congested: false,
             page_waiters: FastMap::default(),
@@ -626,6 +639,7 @@ impl Sim {
             io_error: None,
             aio_done: 0,
             aio_inflight: 0,
+            aio_bios: FastMap::default(),
             exit_waiters: Vec::new(),
             pdflush,
             wb: (0, false),
@@ -863,6 +877,10 @@ impl Sim {
             if let Some(bio) = task.bio_out.pop_front() {
                 task.state = State::Submitting;
                 self.awaiting = Some((t, bio.id));
+                if self.trace.is_some() {
+                    self.trace_line("Q", bio.id, Some(&bio));
+                    self.traced_bio = Some(bio.clone());
+                }
                 self.pending.push_back(Input::Arrival(bio));
                 return;
             }
@@ -893,6 +911,11 @@ impl Sim {
             Cont::Meta { blocks, i, then } => self.step_meta(t, blocks, i, then),
             Cont::Finish { bytes } => {
                 self.finish_op(t, bytes);
+                Cont::Next
+            }
+            Cont::AioReap => {
+                let n = std::mem::take(&mut self.tasks[t.0 as usize].aio_done);
+                self.finish_op(t, n as u64);
                 Cont::Next
             }
             Cont::Pdflush(p) => self.step_pdflush(t, p),
@@ -998,7 +1021,7 @@ impl Sim {
                 if task.aio_done < min && task.aio_inflight > 0 {
                     task.block_after = Some(Block::Aio { min });
                 }
-                Cont::Finish { bytes: 0 }
+                Cont::AioReap
             }
             SysOp::Fsync { file } => {
                 task.debt += cpu.syscall;
@@ -1717,6 +1740,7 @@ impl Sim {
         let first = offset / BLOCK;
         let last = (offset + len).div_ceil(BLOCK);
         let max = self.max_bio_sectors() / SECTORS_PER_BLOCK;
+        let iocb = if aio { self.token() } else { 0 };
         let mut fb = first;
         let mut bios = 0;
         while fb < last {
@@ -1747,7 +1771,7 @@ impl Sim {
                 sector,
                 (n * SECTORS_PER_BLOCK) as u32,
                 true,
-                BioKind::Direct { task: t, aio },
+                BioKind::Direct { task: t, aio, iocb },
                 false,
             );
             bios += 1;
@@ -1760,7 +1784,13 @@ impl Sim {
         }
         let task = &mut self.tasks[t.0 as usize];
         if aio {
-            task.aio_inflight += bios;
+            // One event per iocb; a read of a hole needs no bio and completes at once.
+            if bios > 0 {
+                task.aio_bios.insert(iocb, bios);
+                task.aio_inflight += 1;
+            } else {
+                task.aio_done += 1;
+            }
         } else if bios > 0 {
             task.io_outstanding += bios;
             task.unplug_before_block = true;
@@ -1914,18 +1944,23 @@ impl Sim {
                     self.wake(w);
                 }
             }
-            BioKind::Direct { task, aio, .. } => {
+            BioKind::Direct { task, aio, iocb } => {
                 let tk = &mut self.tasks[task.0 as usize];
                 if status != Status::Ok {
                     tk.io_error = Some(status);
                 }
                 if aio {
-                    tk.aio_inflight -= 1;
-                    tk.aio_done += 1;
-                    if let State::Blocked(Block::Aio { min }) = tk.state
-                        && (tk.aio_done >= min || tk.aio_inflight == 0)
-                    {
-                        self.wake(task);
+                    let left = tk.aio_bios.get_mut(&iocb).expect("bio of an iocb in flight");
+                    *left -= 1;
+                    if *left == 0 {
+                        tk.aio_bios.remove(&iocb);
+                        tk.aio_inflight -= 1;
+                        tk.aio_done += 1;
+                        if let State::Blocked(Block::Aio { min }) = tk.state
+                            && (tk.aio_done >= min || tk.aio_inflight == 0)
+                        {
+                            self.wake(task);
+                        }
                     }
                 } else {
                     tk.io_outstanding -= 1;
@@ -2078,12 +2113,18 @@ impl Env for Sim {
         self.device_next = self.device.poll_timeout();
         if self.trace.is_some() {
             self.trace_line("D", rq.id, Some(rq));
+            self.traced_inflight.insert(rq.id, rq.clone());
         }
     }
 
     fn notify(&mut self, _now: Instant, ev: &Event) {
         match *ev {
             Event::Queued { id } | Event::Merged { id, .. } => {
+                if matches!(ev, Event::Merged { .. })
+                    && let Some(b) = self.traced_bio.take().filter(|b| b.id == id)
+                {
+                    self.trace_line("M", id, Some(&b));
+                }
                 if let Some((t, bid)) = self.awaiting
                     && bid == id
                 {
@@ -2162,7 +2203,8 @@ impl Env for Sim {
                         self.stats.device_busy += self.now - s;
                     }
                     if self.trace.is_some() {
-                        self.trace_line("C", c.id, None);
+                        let rq = self.traced_inflight.remove(&c.id);
+                        self.trace_line("C", c.id, rq.as_ref());
                     }
                     self.pending.push_back(Input::Completion { id: c.id, status: Status::Ok });
                 }

@@ -138,6 +138,9 @@ fn trace_and_vmstat_are_produced() {
     let dispatches = trace.iter().filter(|l| l.split_whitespace().nth(5) == Some("D")).count();
     let completions = trace.iter().filter(|l| l.split_whitespace().nth(5) == Some("C")).count();
     assert!(dispatches > 0 && dispatches == completions, "{dispatches} D, {completions} C");
+    let queued = trace.iter().filter(|l| l.split_whitespace().nth(5) == Some("Q")).count();
+    let merged = trace.iter().filter(|l| l.split_whitespace().nth(5) == Some("M")).count();
+    assert_eq!(queued, dispatches + merged, "every bio is queued, then dispatched or merged");
     // blkparse-like: "8,0 0 <seq> <secs>.<ns> <pid> D R <sector> + <len> [<pid>]"
     let d = trace.iter().find(|l| l.split_whitespace().nth(5) == Some("D")).unwrap();
     let w: Vec<&str> = d.split_whitespace().collect();
