@@ -1,6 +1,7 @@
 //! `iosched`: the command line. Thin: argument parsing and report formatting over the
 //! library crates (`iosched-core`, `iosched-policies`, `iosched-sim`, …).
 
+mod bench;
 mod disk;
 mod real;
 mod schedulers;
@@ -42,6 +43,15 @@ enum Cmd {
     /// Run workloads on real files and block devices (io_uring, O_DIRECT), optionally
     /// with an emulated disk's timing.
     Real(real::Args),
+    /// sysbench (1.0.20 semantics) in the simulator: `iosched sysbench fileio --file-test-mode rndrw`.
+    Sysbench(bench::SysbenchArgs),
+    /// iozone (3.487 semantics) in the simulator; iozone's KiB/s table.
+    Iozone(bench::IozoneArgs),
+    /// aio-stress (0.21 semantics) in the simulator; its output lines.
+    AioStress(bench::AioStressArgs),
+    /// A/B study of two scheduler specs over benchmark suites with several seeds, e.g.
+    /// `--a cfq --b cfq:defer_slice_start=1 --bench seed-2007 --runs 5`.
+    Compare(bench::CompareArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +65,10 @@ fn main() -> ExitCode {
         Cmd::Scenario(a) => schedulers::scenario(a),
         Cmd::Replay(a) => schedulers::replay(a),
         Cmd::Real(a) => real::run(a),
+        Cmd::Sysbench(a) => bench::sysbench(a),
+        Cmd::Iozone(a) => bench::iozone(a),
+        Cmd::AioStress(a) => bench::aio_stress(a),
+        Cmd::Compare(a) => bench::compare(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -348,6 +348,18 @@ impl Queue {
         &mut *self.sched
     }
     /// Requests started by the device and not completed.
+    /// Is request `id` on the device (dispatched, not yet completed or requeued)? Drivers
+    /// that take completions from outside (scenario scripts, trace replay) check this;
+    /// completing anything else is a caller bug and panics.
+    pub fn is_in_flight(&self, id: ReqId) -> bool {
+        self.slots.get(&id).is_some_and(|s| s.state == State::InFlight)
+    }
+
+    /// Is request `id` known to the queue (waiting, queued or in flight)?
+    pub fn knows(&self, id: ReqId) -> bool {
+        self.slots.contains_key(&id)
+    }
+
     pub fn in_flight(&self) -> u32 {
         self.in_flight
     }

@@ -267,11 +267,17 @@ pub struct ReplayMismatch {
     pub index: usize,
     pub expected: Option<ReqId>,
     pub got: Option<ReqId>,
+    /// Set when the record itself cannot be applied (a completion or requeue of a request
+    /// that is not on the device, an arrival reusing a live id).
+    pub invalid: Option<String>,
 }
 
 impl fmt::Display for ReplayMismatch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = |x: Option<ReqId>| x.map(|i| i.to_string()).unwrap_or_else(|| "nothing".into());
+        if let Some(why) = &self.invalid {
+            return write!(f, "record {}: {why}", self.index + 1);
+        }
         write!(
             f,
             "dispatch order diverged at record {}: recording dispatched {}, replay dispatched {}",
@@ -294,8 +300,18 @@ pub fn replay(records: &[Record], queue: &mut Queue) -> Result<usize, ReplayMism
         let Some(input) = r.input() else {
             // A dispatch with no input before it in this run.
             let Record::Dispatch { id, .. } = r else { unreachable!() };
-            return Err(ReplayMismatch { index: i, expected: Some(*id), got: None });
+            return Err(ReplayMismatch { index: i, expected: Some(*id), got: None, invalid: None });
         };
+        let invalid = match input {
+            Input::Completion { id, .. } | Input::Requeue(id) if !queue.is_in_flight(id) => {
+                Some(format!("request {id} is not on the device (never dispatched, or already completed)"))
+            }
+            Input::Arrival(rq) if queue.knows(rq.id) => Some(format!("request id {} is already in use", rq.id)),
+            _ => None,
+        };
+        if let Some(why) = invalid {
+            return Err(ReplayMismatch { index: i, expected: None, got: None, invalid: Some(why) });
+        }
         let now = r.at();
         queue.handle_input(&input, now);
         i += 1;
@@ -306,7 +322,7 @@ pub fn replay(records: &[Record], queue: &mut Queue) -> Result<usize, ReplayMism
                 _ => None,
             };
             if got != expected {
-                return Err(ReplayMismatch { index: i, expected, got });
+                return Err(ReplayMismatch { index: i, expected, got, invalid: None });
             }
             if got.is_none() {
                 break;

@@ -207,6 +207,11 @@ impl Runner {
                     },
                 };
                 let now = self.now;
+                if !self.q()?.is_in_flight(id) {
+                    return self.err(format!(
+                        "`complete {name}`: request {name} is not on the device (still queued, merged into another, or already completed)"
+                    ));
+                }
                 self.q()?.handle_completion(now, id, status);
                 self.settle()?;
             }

@@ -879,7 +879,7 @@ impl Sim {
                 self.awaiting = Some((t, bio.id));
                 if self.trace.is_some() {
                     self.trace_line("Q", bio.id, Some(&bio));
-                    self.traced_bio = Some(bio.clone());
+                    self.traced_bio = Some(bio);
                 }
                 self.pending.push_back(Input::Arrival(bio));
                 return;
@@ -2113,7 +2113,7 @@ impl Env for Sim {
         self.device_next = self.device.poll_timeout();
         if self.trace.is_some() {
             self.trace_line("D", rq.id, Some(rq));
-            self.traced_inflight.insert(rq.id, rq.clone());
+            self.traced_inflight.insert(rq.id, *rq);
         }
     }
 

@@ -8,9 +8,13 @@
 //! What it is not: no formatting beyond each tool's own output layout (the CLI prints);
 //! no real I/O (that is `iosched-rt`).
 
+pub mod aio_stress;
+pub mod compare;
+pub mod iozone;
 pub mod kernel_tree;
 pub mod machine;
 pub mod readmany;
 pub mod repro;
+pub mod sysbench;
 pub mod tiobench;
 pub mod tiobench_report;

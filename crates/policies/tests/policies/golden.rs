@@ -43,3 +43,13 @@ fn golden_scenarios() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// Completing a request that is not on the device is a script error with its line, not a
+/// panic in the core.
+#[test]
+fn completing_a_request_not_on_the_device_is_an_error() {
+    let script =
+        "sched deadline:plugging=0\nat 0ms\narrive a read 100+8 owner=1\narrive b read 5000+8 owner=2\ncomplete b\n";
+    let e = iosched_policies::scenario::run(script).unwrap_err().to_string();
+    assert!(e.contains("line 5") && e.contains("not on the device"), "{e}");
+}

@@ -1,0 +1,390 @@
+//! `iosched sysbench fileio`, `iosched iozone`, `iosched aio-stress` and `iosched compare`:
+//! the simulated benchmark tools with their own option names and output, and A/B studies.
+
+use crate::sim::{MachineArgs, Progress, specs};
+use iosched_core::Duration;
+use iosched_policies::SchedSpec;
+use iosched_workloads::aio_stress::{self, AioStressConfig, Stage};
+use iosched_workloads::compare::{self, CompareConfig};
+use iosched_workloads::iozone::{self, IozoneConfig, Sizes};
+use iosched_workloads::machine::{Machine, parse_size};
+use iosched_workloads::sysbench::{self, IoMode, SysbenchConfig, TestMode};
+use std::io::Write;
+
+/// The 2007-era machine these benchmarks default to (`compare::machine_2007`).
+fn machine(m: &MachineArgs) -> Result<Machine, String> {
+    let d = compare::machine_2007(m.seed);
+    m.machine_on(&d.disk, &format!("{}M", d.mem_bytes >> 20), &d.cpu, &d.host)
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, v).map_err(|e| e.to_string())?;
+    writeln!(out).map_err(|e| e.to_string())
+}
+
+/// Run `f` for every scheduler spec, printing each result as text or one JSON line.
+fn for_each_spec<R: serde::Serialize>(
+    specs: &[SchedSpec],
+    json: bool,
+    f: impl Fn(&SchedSpec) -> Result<R, String>,
+    text: impl Fn(&R) -> String,
+) -> Result<(), String> {
+    for (i, s) in specs.iter().enumerate() {
+        let r = f(s)?;
+        if json {
+            print_json(&r)?;
+        } else {
+            if i > 0 {
+                println!();
+            }
+            print!("{}", text(&r));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// sysbench
+
+#[derive(clap::Args, Debug)]
+pub struct SysbenchArgs {
+    #[command(subcommand)]
+    pub test: SysbenchTest,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum SysbenchTest {
+    /// File I/O: prepare the files, then run the mode (sysbench 1.0.20 semantics).
+    Fileio(FileioArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct FileioArgs {
+    /// Schedulers, comma-separated specs (one run each).
+    #[arg(long, default_value = "cfq")]
+    pub sched: String,
+    /// A setting for every scheduler (key=value; repeatable).
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw.
+    #[arg(long)]
+    pub file_test_mode: String,
+    /// Number of files.
+    #[arg(long, default_value_t = 128)]
+    pub file_num: u32,
+    /// Total size of all files.
+    #[arg(long, default_value = "2G")]
+    pub file_total_size: String,
+    /// Bytes per request.
+    #[arg(long, default_value = "16K")]
+    pub file_block_size: String,
+    /// sync or async (libaio).
+    #[arg(long, default_value = "sync")]
+    pub file_io_mode: String,
+    /// Asynchronous requests in flight per thread.
+    #[arg(long, default_value_t = 128)]
+    pub file_async_backlog: u32,
+    /// Extra open flags: `direct` (O_DIRECT) or empty.
+    #[arg(long, default_value = "")]
+    pub file_extra_flags: String,
+    /// fsync every N requests (0 = off).
+    #[arg(long, default_value_t = 100)]
+    pub file_fsync_freq: u32,
+    /// fsync after every write (on/off).
+    #[arg(long, default_value = "off")]
+    pub file_fsync_all: String,
+    /// fsync all files at the end of the test (on/off).
+    #[arg(long, default_value = "on")]
+    pub file_fsync_end: String,
+    /// Reads per write in rndrw.
+    #[arg(long, default_value_t = 1.5)]
+    pub file_rw_ratio: f64,
+    /// Worker threads.
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// Time limit in seconds (0 = none).
+    #[arg(long, default_value_t = 10)]
+    pub time: u64,
+    /// Event limit (0 = none).
+    #[arg(long, default_value_t = 0)]
+    pub events: u64,
+    /// Latency percentile to report (0 = off).
+    #[arg(long, default_value_t = 95)]
+    pub percentile: u32,
+    /// Drop the page cache between prepare and run.
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// One JSON object per scheduler instead of sysbench's report.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+fn on_off(opt: &str, v: &str) -> Result<bool, String> {
+    match v {
+        "on" | "yes" | "true" | "1" => Ok(true),
+        "off" | "no" | "false" | "0" => Ok(false),
+        _ => Err(format!("--{opt} `{v}`: expected on or off")),
+    }
+}
+
+pub fn sysbench(a: SysbenchArgs) -> Result<(), String> {
+    let SysbenchTest::Fileio(a) = a.test;
+    let specs = specs(&a.sched, &a.set)?;
+    let m = machine(&a.machine)?;
+    let mut cfg = SysbenchConfig::new(TestMode::parse(&a.file_test_mode)?, m.clone());
+    cfg.file_num = a.file_num;
+    cfg.file_total_size = parse_size(&a.file_total_size).map_err(|e| format!("--file-total-size: {e}"))?;
+    cfg.file_block_size = parse_size(&a.file_block_size).map_err(|e| format!("--file-block-size: {e}"))?;
+    cfg.io_mode = IoMode::parse(&a.file_io_mode)?;
+    cfg.async_backlog = a.file_async_backlog;
+    cfg.direct = match a.file_extra_flags.as_str() {
+        "" => false,
+        "direct" => true,
+        f => {
+            return Err(format!(
+                "--file-extra-flags `{f}`: expected `direct` or nothing (sync and dsync are not simulated)"
+            ));
+        }
+    };
+    cfg.fsync_freq = a.file_fsync_freq;
+    cfg.fsync_all = on_off("file-fsync-all", &a.file_fsync_all)?;
+    cfg.fsync_end = on_off("file-fsync-end", &a.file_fsync_end)?;
+    cfg.rw_ratio = a.file_rw_ratio;
+    cfg.threads = a.threads;
+    cfg.time = (a.time > 0).then(|| Duration::from_secs(a.time));
+    cfg.events = a.events;
+    cfg.percentile = a.percentile;
+    cfg.drop_caches = a.drop_caches;
+    cfg.validate()?;
+    for_each_spec(&specs, a.json, |s| sysbench::run(s, &cfg), |r| sysbench::render(r, &m))
+}
+
+// ---------------------------------------------------------------------------------------
+// iozone
+
+#[derive(clap::Args, Debug)]
+pub struct IozoneArgs {
+    /// Schedulers, comma-separated specs (one run each).
+    #[arg(long, default_value = "cfq")]
+    pub sched: String,
+    /// A setting for every scheduler (key=value; repeatable).
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// Auto mode: file sizes 64 KiB .. 512 MiB, records 4 KiB .. 16 MiB.
+    #[arg(short = 'a')]
+    pub auto: bool,
+    /// File size (KiB unless a unit is given: 512m, 1g).
+    #[arg(short = 's')]
+    pub size: Option<String>,
+    /// Record size (KiB unless a unit is given).
+    #[arg(short = 'r')]
+    pub record: Option<String>,
+    /// Tests (repeatable): 0 write/rewrite, 1 read/reread, 2 random read/write,
+    /// 3 backward read, 4 record rewrite, 5 stride read. Default: all six.
+    #[arg(short = 'i')]
+    pub tests: Vec<u8>,
+    /// mmap files.
+    #[arg(short = 'B')]
+    pub mmap: bool,
+    /// Include fsync in the timing.
+    #[arg(short = 'e')]
+    pub include_flush: bool,
+    /// Stride of the stride read, in records.
+    #[arg(short = 'j', default_value_t = 17)]
+    pub stride: u64,
+    /// Auto mode: smallest file size.
+    #[arg(short = 'n')]
+    pub min_file: Option<String>,
+    /// Auto mode: largest file size.
+    #[arg(short = 'g')]
+    pub max_file: Option<String>,
+    /// Auto mode: smallest record size.
+    #[arg(short = 'y')]
+    pub min_record: Option<String>,
+    /// Auto mode: largest record size.
+    #[arg(short = 'q')]
+    pub max_record: Option<String>,
+    /// Auto mode: keep small records for files over 16 MiB.
+    #[arg(short = 'z')]
+    pub all_records: bool,
+    /// One JSON object per scheduler instead of iozone's table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+/// iozone's size arguments: KiB by default, or with a k/m/g unit.
+fn iozone_size(opt: &str, v: &str) -> Result<u64, String> {
+    let t = v.trim();
+    let r = if t.chars().all(|c| c.is_ascii_digit()) { format!("{t}k") } else { t.to_string() };
+    parse_size(&r).map_err(|e| format!("-{opt}: {e}"))
+}
+
+pub fn iozone(a: IozoneArgs) -> Result<(), String> {
+    let specs = specs(&a.sched, &a.set)?;
+    let m = machine(&a.machine)?;
+    let opt = |o: &str, v: &Option<String>| v.as_deref().map(|v| iozone_size(o, v)).transpose();
+    let mut cfg = if a.auto {
+        if a.size.is_some() || a.record.is_some() {
+            return Err("-a with -s or -r: auto mode chooses the sizes; use -n/-g and -y/-q to bound them".into());
+        }
+        let mut c = IozoneConfig::auto(m.clone());
+        c.sizes = Sizes::Auto {
+            min_file: opt("n", &a.min_file)?.unwrap_or(iozone::AUTO_MIN_FILE),
+            max_file: opt("g", &a.max_file)?.unwrap_or(iozone::AUTO_MAX_FILE),
+            min_record: opt("y", &a.min_record)?,
+            max_record: opt("q", &a.max_record)?,
+            all_records: a.all_records,
+        };
+        c
+    } else {
+        if a.min_file.is_some() || a.max_file.is_some() || a.min_record.is_some() || a.max_record.is_some() {
+            return Err("-n, -g, -y and -q bound auto mode: add -a, or give -s and -r".into());
+        }
+        let file = opt("s", &a.size)?.unwrap_or(512 << 10);
+        let record = opt("r", &a.record)?.unwrap_or(4 << 10);
+        IozoneConfig::single(file, record, m.clone())
+    };
+    if !a.tests.is_empty() {
+        cfg.tests = a.tests.clone();
+    }
+    cfg.mmap = a.mmap;
+    cfg.include_flush = a.include_flush;
+    cfg.stride = a.stride;
+    cfg.validate()?;
+    for_each_spec(&specs, a.json, |s| iozone::run(s, &cfg), |r| iozone::render(r, &m))
+}
+
+// ---------------------------------------------------------------------------------------
+// aio-stress
+
+#[derive(clap::Args, Debug)]
+pub struct AioStressArgs {
+    /// Schedulers, comma-separated specs (one run each).
+    #[arg(long, default_value = "cfq")]
+    pub sched: String,
+    /// A setting for every scheduler (key=value; repeatable).
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// File size (MiB unless a unit is given).
+    #[arg(short = 's', default_value = "1024")]
+    pub size: String,
+    /// Record size (KiB unless a unit is given).
+    #[arg(short = 'r', default_value = "64")]
+    pub record: String,
+    /// Pending requests per file.
+    #[arg(short = 'd', default_value_t = 64)]
+    pub depth: u32,
+    /// I/Os per file per iteration.
+    #[arg(short = 'i', default_value_t = 8)]
+    pub io_iter: u32,
+    /// Threads (one file each).
+    #[arg(short = 't', default_value_t = 1)]
+    pub threads: u32,
+    /// O_DIRECT.
+    #[arg(short = 'O')]
+    pub direct: bool,
+    /// Stages (repeatable): 0 write, 1 read, 2 random write, 3 random read. Default: all.
+    #[arg(short = 'o')]
+    pub stages: Vec<u32>,
+    /// No fsync between stages.
+    #[arg(short = 'n')]
+    pub no_fsync: bool,
+    /// No stonewalling between threads.
+    #[arg(short = 'x')]
+    pub no_stonewall: bool,
+    /// One JSON object per scheduler instead of aio-stress's lines.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+/// aio-stress's `parse_size`: a number in `unit` bytes, or with a k/m/g/b suffix.
+fn aio_size(opt: &str, v: &str, unit: &str) -> Result<u64, String> {
+    let t = v.trim();
+    let r = if t.chars().all(|c| c.is_ascii_digit()) { format!("{t}{unit}") } else { t.to_string() };
+    parse_size(&r).map_err(|e| format!("-{opt}: {e}"))
+}
+
+pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {
+    let specs = specs(&a.sched, &a.set)?;
+    let m = machine(&a.machine)?;
+    let mut cfg = AioStressConfig::new(m.clone());
+    cfg.file_size = aio_size("s", &a.size, "m")?;
+    cfg.record = aio_size("r", &a.record, "k")?;
+    cfg.depth = a.depth;
+    cfg.io_iter = a.io_iter;
+    cfg.threads = a.threads;
+    cfg.direct = a.direct;
+    cfg.stages = a.stages.iter().map(|&n| Stage::from_number(n)).collect::<Result<_, _>>()?;
+    cfg.fsync_stages = !a.no_fsync;
+    cfg.stonewall = !a.no_stonewall;
+    cfg.validate()?;
+    for_each_spec(&specs, a.json, |s| aio_stress::run(s, &cfg), |r| aio_stress::render(r, &m))
+}
+
+// ---------------------------------------------------------------------------------------
+// compare
+
+#[derive(clap::Args, Debug)]
+pub struct CompareArgs {
+    /// Scheduler spec A (the baseline), e.g. cfq.
+    #[arg(long = "a")]
+    pub a: String,
+    /// Scheduler spec B (the change), e.g. cfq:defer_slice_start=1.
+    #[arg(long = "b")]
+    pub b: String,
+    /// Benchmarks, comma-separated: seed-2007 (all four suites), sysbench, tiobench,
+    /// iozone, aio-stress.
+    #[arg(long, default_value = "seed-2007")]
+    pub bench: String,
+    /// Seeds per side (seeds --seed .. --seed + runs − 1).
+    #[arg(long, default_value_t = 5)]
+    pub runs: u32,
+    /// One JSON object per row: bench, test, a_mean, b_mean, unit, change_pct, a_cv_pct,
+    /// b_cv_pct, within_variation.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+}
+
+fn one_spec(opt: &str, s: &str) -> Result<SchedSpec, String> {
+    let v = specs(s, &[]).map_err(|e| format!("--{opt}: {e}"))?;
+    match v.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => Err(format!("--{opt} `{s}`: expected one scheduler spec, e.g. cfq:slice_idle=0")),
+    }
+}
+
+pub fn compare(a: CompareArgs) -> Result<(), String> {
+    let spec_a = one_spec("a", &a.a)?;
+    let spec_b = one_spec("b", &a.b)?;
+    let m = machine(&a.machine)?;
+    spec_a.build().map_err(|e| format!("--a: {e}"))?;
+    m.queue(&spec_a).map_err(|e| format!("--a: {e}"))?;
+    m.queue(&spec_b).map_err(|e| format!("--b: {e}"))?;
+    let cfg = CompareConfig {
+        a: spec_a,
+        b: spec_b,
+        items: compare::items(&a.bench, &m)?,
+        runs: a.runs,
+        first_seed: a.machine.seed,
+    };
+    let p = Progress::new("compare");
+    let report = compare::run(&cfg, &|d, t, what| p.tick(d, t, what))?;
+    p.finish();
+    if a.json {
+        for r in &report.rows {
+            print_json(r)?;
+        }
+    } else {
+        print!("{}", compare::render(&report));
+    }
+    Ok(())
+}
