@@ -283,6 +283,15 @@ impl Target {
         let spec = effective_spec(&opts.sched, depth_default)?;
         let mut queue = spec.queue().map_err(|e| Error(format!("--sched {}: {e}", opts.sched.text)))?;
         let depth = queue.config().depth;
+        if let Some(m) = &model
+            && depth > m.queue_depth()
+        {
+            return Err(Error(format!(
+                "--sched {}: queue_depth {depth} is more than the emulated disk accepts ({})",
+                opts.sched.text,
+                m.queue_depth()
+            )));
+        }
         if opts.record {
             queue.start_recording();
         }
@@ -652,7 +661,9 @@ impl Dispatcher {
         Instant::from_nanos(self.start.elapsed().as_nanos() as u64).max(self.now)
     }
 
-    /// Take client messages and finished I/O without blocking; true if anything came.
+    /// Take client messages and finished I/O; with `block`, and if no message came, sleep
+    /// in the backend until an I/O completes, a client rings, or `timeout`. True if
+    /// anything came.
     fn gather(&mut self, block: bool, timeout: Option<Duration>) -> bool {
         let mut got = false;
         loop {

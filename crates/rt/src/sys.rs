@@ -472,13 +472,6 @@ impl Backend for Uring {
     fn wait(&mut self, block: bool, timeout: Option<Duration>, out: &mut Vec<Done>) -> io::Result<()> {
         out.append(&mut self.failed);
         let r = if block && out.is_empty() {
-            if !self.efd_armed {
-                let fd = self.notify.efd.as_ref().expect("eventfd").as_raw_fd();
-                let p: *mut u64 = &mut *self.efd_buf;
-                let e = io_uring::opcode::Read::new(io_uring::types::Fd(fd), p.cast(), 8).build().user_data(EFD_TAG);
-                self.push(e)?;
-                self.efd_armed = true;
-            }
             // First submit and collect what already finished without sleeping (with
             // DEFER_TASKRUN, finished I/O is only posted by an enter with GETEVENTS).
             let sq = self.ring.submission().len() as u32;
@@ -492,6 +485,17 @@ impl Backend for Uring {
             self.reap(out);
             if !out.is_empty() {
                 return Ok(());
+            }
+            // Sleeping: a read must be posted on the eventfd so that a client's wake-up
+            // ends the wait (the collection above may just have consumed the last one).
+            // A wake-up rung before this read is posted is not lost: the counter stays
+            // non-zero and the read completes at once.
+            if !self.efd_armed {
+                let fd = self.notify.efd.as_ref().expect("eventfd").as_raw_fd();
+                let p: *mut u64 = &mut *self.efd_buf;
+                let e = io_uring::opcode::Read::new(io_uring::types::Fd(fd), p.cast(), 8).build().user_data(EFD_TAG);
+                self.push(e)?;
+                self.efd_armed = true;
             }
             // Nothing yet. With many requests in flight, wait for a few completions (but
             // at most MIN_WAIT_US after the first): bigger batches mean fewer wake-ups and

@@ -98,5 +98,6 @@ fn emulated_ide_disk_shows_anticipation_winning_on_parallel_sequential_reads() {
         assert_eq!(run.records.len(), 1);
         rate.push(run.records[0].rate_mb_s);
     }
+    eprintln!("emulated ide-2003, 4 sequential readers: deadline {:.2} MB/s, AS {:.2} MB/s", rate[0], rate[1]);
     assert!(rate[1] >= 1.5 * rate[0], "AS {:.2} MB/s vs deadline {:.2} MB/s", rate[1], rate[0]);
 }

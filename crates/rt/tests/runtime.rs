@@ -102,3 +102,45 @@ fn callbacks_complete_and_return_buffers() {
     }
     assert_eq!(rep.requests, 64);
 }
+
+/// The dispatcher sleeps whenever it has nothing to do; a client's message must always
+/// wake it. Many threads, tiny requests, irregular pauses — under a watchdog, so a lost
+/// wake-up fails the test instead of hanging it.
+#[test]
+fn wakeups_are_never_lost() {
+    // Three rounds per backend: a lost wake-up is a race, caught by repetition.
+    let rounds = [BackendChoice::Auto, BackendChoice::Auto, BackendChoice::Auto, BackendChoice::Threads];
+    for (round, backend) in rounds.into_iter().enumerate() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let dir = TempDir::new(&format!("wakeups-{round}"));
+            let mut o = opts("noop", backend);
+            o.verify = false;
+            let t = Target::open(dir.path("t"), o).unwrap();
+            std::thread::scope(|s| {
+                for i in 0..6u64 {
+                    let h = t.handle();
+                    s.spawn(move || {
+                        let mut b = IoBuf::new(4096);
+                        for k in 0..1500u64 {
+                            h.read(((i * 1500 + k) % 2048) * 4096, &mut b).unwrap();
+                            if k % 7 == i {
+                                std::thread::sleep(std::time::Duration::from_micros(50 + 10 * i));
+                            }
+                        }
+                    });
+                }
+            });
+            let rep = t.close().unwrap();
+            tx.send(rep.requests).unwrap();
+        });
+        let n = match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+            Ok(n) => n,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                panic!("{backend:?}: the dispatcher missed a wake-up (no progress in 60 s)")
+            }
+            Err(e) => panic!("{backend:?}: the workload failed ({e})"),
+        };
+        assert_eq!(n, 6 * 1500);
+    }
+}

@@ -76,7 +76,8 @@ impl Ended {
     }
 }
 
-/// tiotest's per-I/O latency statistics.
+/// tiotest's per-I/O latency sums (the derived columns come from
+/// `iosched_workloads::tiobench::PhaseResult`).
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
 pub struct LatStats {
     pub count: u64,
@@ -107,22 +108,9 @@ impl LatStats {
         self.over_2s += o.over_2s;
         self.over_10s += o.over_10s;
     }
-    pub fn avg_ms(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum_ns as f64 / self.count as f64 / 1e6 }
-    }
     pub fn max_ms(&self) -> f64 {
         self.max_ns as f64 / 1e6
     }
-    pub fn pct_over_2s(&self) -> f64 {
-        pct(self.over_2s, self.count)
-    }
-    pub fn pct_over_10s(&self) -> f64 {
-        pct(self.over_10s, self.count)
-    }
-}
-
-fn pct(a: u64, b: u64) -> f64 {
-    if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 }
 }
 
 /// SplitMix64: small, seedable, good enough for offsets and file sizes.
@@ -207,7 +195,6 @@ mod tests {
         l.add(Duration::from_millis(2001));
         l.add(Duration::from_secs(11));
         assert_eq!((l.over_2s, l.over_10s), (2, 1));
-        assert!((l.pct_over_2s() - 66.666).abs() < 0.01);
         assert_eq!(l.max_ms(), 11000.0);
     }
 

@@ -28,6 +28,7 @@ use super::{Control, Ended, LatStats, Progress, Rng, first_error, wait_with_prog
 use crate::error::{Error, IoError};
 use crate::runtime::{Options, Report, Target};
 use crate::sys::{ALIGN, IoBuf, process_cpu_time};
+use iosched_workloads::tiobench::PhaseResult;
 use iosched_workloads::tiobench_report::{Phase, TiobenchRecord};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -243,23 +244,34 @@ fn run_phase(
         lat.merge(l);
     }
     let err = first_error(results.into_iter().map(|(_, e)| e));
-    let secs = wall.as_secs_f64().max(1e-9);
-    let mb = (lat.count * block) as f64 / (1 << 20) as f64;
-    let rate = mb / secs;
-    let cpu_pct = 100.0 * cpu.as_secs_f64() / secs;
+    // The derived columns (rate, CPU%, averages, CPU Eff) as the simulated tiobench
+    // computes them from tiotest's raw sums.
+    let raw = PhaseResult {
+        phase: Some(phase),
+        threads: n,
+        mib: (lat.count * block) as f64 / (1 << 20) as f64,
+        wall_s: wall.as_secs_f64(),
+        cpu_s: cpu.as_secs_f64(),
+        calls: lat.count,
+        lat_sum_ms: lat.sum_ns as f64 / 1e6,
+        lat_max_ms: lat.max_ms(),
+        over_2s: lat.over_2s,
+        over_10s: lat.over_10s,
+        ..PhaseResult::default()
+    };
     let rec = TiobenchRecord {
         scheduler: label.to_string(),
         phase,
         threads: n,
         file_size_mb: cfg.size_mb,
         block: cfg.block,
-        rate_mb_s: rate,
-        cpu_pct,
-        avg_lat_ms: lat.avg_ms(),
-        max_lat_ms: lat.max_ms(),
-        pct_gt_2s: lat.pct_over_2s(),
-        pct_gt_10s: lat.pct_over_10s(),
-        cpu_eff: rate / (cpu_pct / 100.0),
+        rate_mb_s: raw.rate_mb_s(),
+        cpu_pct: raw.cpu_pct(),
+        avg_lat_ms: raw.avg_lat_ms(),
+        max_lat_ms: raw.lat_max_ms,
+        pct_gt_2s: raw.pct_gt_2s(),
+        pct_gt_10s: raw.pct_gt_10s(),
+        cpu_eff: raw.cpu_eff(),
     };
     (rec, err)
 }
