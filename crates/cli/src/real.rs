@@ -242,6 +242,30 @@ fn verdict(ended: &[Ended]) -> Result<(), String> {
     Ok(())
 }
 
+/// Run a workload once per scheduler spec, saving each run's trace; stops after a run
+/// that did not complete.
+fn run_each<R>(
+    c: &Common,
+    specs: &[SchedSpec],
+    mut run: impl FnMut(Options, &Control) -> Result<(R, Ended), iosched_rt::Error>,
+    report: impl Fn(&R) -> &Report,
+) -> Result<(Vec<R>, Vec<Ended>), String> {
+    let ctl = control()?;
+    let mut results = Vec::new();
+    let mut ended = Vec::new();
+    for spec in specs {
+        let (r, e) = run(options(c, spec.clone())?, &ctl).map_err(|e| e.to_string())?;
+        save_trace(c, report(&r), results.len() + 1, specs.len())?;
+        results.push(r);
+        let stop = !e.is_complete();
+        ended.push(e);
+        if stop {
+            break;
+        }
+    }
+    Ok((results, ended))
+}
+
 pub fn run(a: Args) -> Result<(), String> {
     match *a.cmd {
         Sub::Tiobench(t) => run_tiobench(t),
@@ -390,19 +414,8 @@ fn run_readmany(a: ReadmanyArgs) -> Result<(), String> {
         seed: c.seed,
     };
     cfg.validate().map_err(|e| e.to_string())?;
-    let ctl = control()?;
-    let mut results = Vec::new();
-    let mut ended = Vec::new();
-    for spec in &specs {
-        let (r, e) = readmany::run(&c.target, options(c, spec.clone())?, &cfg, &ctl).map_err(|e| e.to_string())?;
-        save_trace(c, &r.report, results.len() + 1, specs.len())?;
-        results.push(r);
-        let stop = !e.is_complete();
-        ended.push(e);
-        if stop {
-            break;
-        }
-    }
+    let (results, ended) =
+        run_each(c, &specs, |o, ctl| readmany::run(&c.target, o, &cfg, ctl), |r: &readmany::Result_| &r.report)?;
     if c.json {
         #[derive(Serialize)]
         struct J<'a> {
@@ -467,19 +480,8 @@ fn run_fio(a: FioArgs) -> Result<(), String> {
         seed: c.seed,
     };
     cfg.validate().map_err(|e| e.to_string())?;
-    let ctl = control()?;
-    let mut results = Vec::new();
-    let mut ended = Vec::new();
-    for spec in &specs {
-        let (r, e) = fio_like::run(&c.target, options(c, spec.clone())?, &cfg, &ctl).map_err(|e| e.to_string())?;
-        save_trace(c, &r.report, results.len() + 1, specs.len())?;
-        results.push(r);
-        let stop = !e.is_complete();
-        ended.push(e);
-        if stop {
-            break;
-        }
-    }
+    let (results, ended) =
+        run_each(c, &specs, |o, ctl| fio_like::run(&c.target, o, &cfg, ctl), |r: &fio_like::Result_| &r.report)?;
     if c.json {
         #[derive(Serialize)]
         struct J<'a> {
