@@ -1421,6 +1421,14 @@ impl Sim {
                 return Cont::Write { file, pos, end, written, mmap };
             }
             Lookup::Absent => {
+                // ext2_get_block walks the indirect chain to map (or allocate) the block: a
+                // cold indirect block is a synchronous read before the write can go on.
+                if let Some(ib) = self.fs.indirect_for(file, index)
+                    && !matches!(self.cache.lookup(META, ib), Lookup::Uptodate(_))
+                {
+                    let then = Box::new(Cont::Write { file, pos, end, written, mmap });
+                    return Cont::Meta { blocks: vec![ib], i: 0, then };
+                }
                 let allocated = self.fs.map(file, index);
                 let need_read = allocated.is_some() && (mmap || (partial && index * BLOCK < size));
                 match self.cache.add(file.0, index, !need_read) {
