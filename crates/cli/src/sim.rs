@@ -153,13 +153,9 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    let m = &cfg.machine;
     println!(
-        "tiobench (tiotest 0.3.3 semantics), simulated: disk {}, {} MiB, {}, seed {}{}",
-        m.disk,
-        m.mem_bytes >> 20,
-        m.cpu,
-        m.seed,
+        "tiobench (tiotest 0.3.3 semantics), simulated: {}{}",
+        cfg.machine.describe(),
         if a.drop_caches { ", caches dropped before each phase" } else { "" }
     );
     let table =
@@ -243,13 +239,9 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    let m = &cfg.machine;
     println!(
-        "find kernel-tree -type f | xargs cat > /dev/null, simulated: disk {}, {} MiB, {}, seed {}, tree {:.0} %",
-        m.disk,
-        m.mem_bytes >> 20,
-        m.cpu,
-        m.seed,
+        "find kernel-tree -type f | xargs cat > /dev/null, simulated: {}, tree {:.0} %",
+        cfg.machine.describe(),
         100.0 * cfg.tree_scale
     );
     println!();

@@ -1149,16 +1149,7 @@ impl Sim {
                 Some(p) => {
                     let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
                     self.charge(t, c);
-                    let sector = self.fs.sector(b);
-                    self.queue_bio(
-                        t,
-                        Op::Read,
-                        sector,
-                        SECTORS_PER_BLOCK as u32,
-                        true,
-                        BioKind::CacheRead(vec![p]),
-                        true,
-                    );
+                    self.read_block(t, b, p, true);
                     Cont::Meta { blocks, i, then }
                 }
             },
@@ -1181,6 +1172,13 @@ impl Sim {
 
     /// Queue a bio for the task to submit next.
     #[allow(clippy::too_many_arguments)]
+    /// A synchronous read of one block into cache page `p` (a metadata block, or a data
+    /// page read outside read-ahead).
+    fn read_block(&mut self, t: TaskId, block: u64, p: PageId, meta: bool) {
+        let sector = self.fs.sector(block);
+        self.queue_bio(t, Op::Read, sector, SECTORS_PER_BLOCK as u32, true, BioKind::CacheRead(vec![p]), meta);
+    }
+
     fn queue_bio(&mut self, t: TaskId, op: Op, sector: u64, len: u32, sync: bool, kind: BioKind, meta: bool) {
         let id = self.new_bio_id();
         let task = &self.tasks[t.0 as usize];
@@ -1293,16 +1291,7 @@ impl Sim {
                         Some(b) => {
                             let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
                             self.charge(t, c);
-                            let sector = self.fs.sector(b);
-                            self.queue_bio(
-                                t,
-                                Op::Read,
-                                sector,
-                                SECTORS_PER_BLOCK as u32,
-                                true,
-                                BioKind::CacheRead(vec![p]),
-                                false,
-                            );
+                            self.read_block(t, b, p, false);
                             Cont::Read { file, start, pos, end, next_ra, copied, mmap }
                         }
                     },
@@ -1348,16 +1337,7 @@ impl Sim {
                 last_block = None;
                 if let Some(p) = self.cache.add(META, ib, false) {
                     self.charge(t, self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit);
-                    let sector = self.fs.sector(ib);
-                    self.queue_bio(
-                        t,
-                        Op::Read,
-                        sector,
-                        SECTORS_PER_BLOCK as u32,
-                        true,
-                        BioKind::CacheRead(vec![p]),
-                        true,
-                    );
+                    self.read_block(t, ib, p, true);
                 }
             }
             let Some(p) = self.cache.add(file.0, index, false) else {
@@ -1439,17 +1419,8 @@ impl Sim {
                         self.charge(t, cpu.page_alloc);
                         if need_read {
                             // Read-modify-write of a partial page (or an mmap fault).
-                            let sector = self.fs.sector(allocated.unwrap());
                             self.charge(t, cpu.bio_submit);
-                            self.queue_bio(
-                                t,
-                                Op::Read,
-                                sector,
-                                SECTORS_PER_BLOCK as u32,
-                                true,
-                                BioKind::CacheRead(vec![p]),
-                                false,
-                            );
+                            self.read_block(t, allocated.unwrap(), p, false);
                             return Cont::Write { file, pos, end, written, mmap };
                         }
                         p

@@ -24,6 +24,12 @@ impl Machine {
         Machine { disk: disk.to_string(), mem_bytes, cpu: cpu.to_string(), seed, host: "linux-2.5".into() }
     }
 
+    /// `disk ide-2003, 256 MiB, piii-1000, linux-2.5, seed 1`: the line every report
+    /// prints so a run can be repeated.
+    pub fn describe(&self) -> String {
+        format!("disk {}, {} MiB, {}, {}, seed {}", self.disk, self.mem_bytes >> 20, self.cpu, self.host, self.seed)
+    }
+
     pub fn with_host(mut self, host: &str) -> Self {
         self.host = host.to_string();
         self
