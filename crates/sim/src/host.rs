@@ -1170,8 +1170,6 @@ impl Sim {
         id
     }
 
-    /// Queue a bio for the task to submit next.
-    #[allow(clippy::too_many_arguments)]
     /// A synchronous read of one block into cache page `p` (a metadata block, or a data
     /// page read outside read-ahead).
     fn read_block(&mut self, t: TaskId, block: u64, p: PageId, meta: bool) {
@@ -1179,6 +1177,8 @@ impl Sim {
         self.queue_bio(t, Op::Read, sector, SECTORS_PER_BLOCK as u32, true, BioKind::CacheRead(vec![p]), meta);
     }
 
+    /// Queue a bio for the task to submit next.
+    #[allow(clippy::too_many_arguments)]
     fn queue_bio(&mut self, t: TaskId, op: Op, sector: u64, len: u32, sync: bool, kind: BioKind, meta: bool) {
         let id = self.new_bio_id();
         let task = &self.tasks[t.0 as usize];
