@@ -613,7 +613,14 @@ impl Hdd {
     /// mechanism. Returns false when the read needs the media.
     fn try_read_hit(&mut self, t0: u64, q: &Queued) -> bool {
         self.sync_stream(t0);
-        let Some((s, Hit::Whole)) = self.select_read(q.lbn, q.n, t0) else {
+        let sel = self.select_read(q.lbn, q.n, t0);
+        self.read_hit_with(t0, q, sel)
+    }
+
+    /// [`Hdd::try_read_hit`] with the segment choice already made at `t0` (after
+    /// `sync_stream(t0)`); a miss changes nothing.
+    fn read_hit_with(&mut self, t0: u64, q: &Queued, sel: Option<(usize, Hit)>) -> bool {
+        let Some((s, Hit::Whole)) = sel else {
             return false;
         };
         let o = &self.p.overheads;
@@ -889,12 +896,13 @@ impl Hdd {
             Ok(Some(qi)) => qi,
         };
         let q = self.queue.swap_remove(qi);
-        // Re-check the buffer: the data may have arrived meanwhile.
-        if q.op == Op::Read && self.try_read_hit(t, &q) {
-            return;
-        }
-        if q.op == Op::Read && self.try_ride(t, &q) {
-            return;
+        // Re-check the buffer: the data may have arrived meanwhile. One segment choice
+        // serves both checks (neither changes anything when it does not apply).
+        if q.op == Op::Read {
+            let sel = self.select_read(q.lbn, q.n, t);
+            if self.read_hit_with(t, &q, sel) || self.try_ride(t, &q, sel) {
+                return;
+            }
         }
         let free = self.stop_stream(t);
         match q.op {
@@ -996,12 +1004,12 @@ impl Hdd {
     /// A read continuing where the running stream is reading (a partial or "almost" hit
     /// on the segment being filled) joins the stream instead of stopping it (DiskSim
     /// `disk_buffer_attempt_access_swap`).
-    fn try_ride(&mut self, t: u64, q: &Queued) -> bool {
+    fn try_ride(&mut self, t: u64, q: &Queued, choice: Option<(usize, Hit)>) -> bool {
         let Some(st) = self.stream.as_ref() else {
             return false;
         };
         let s = st.seg;
-        let Some((sel, Hit::Partial(k))) = self.select_read(q.lbn, q.n, t) else {
+        let Some((sel, Hit::Partial(k))) = choice else {
             return false;
         };
         let seg_end = self.seg_end_at(s, t);
