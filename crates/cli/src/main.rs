@@ -27,10 +27,12 @@ enum Cmd {
     /// under a streaming write, 2003) run in the simulator beside the published numbers,
     /// with a PASS/FAIL verdict per claim.
     Repro(sim::ReproArgs),
-    /// tiobench (tiotest 0.3.3 semantics) in the simulator; tiobench.pl's table.
+    /// tiobench (tiotest 0.3.3 semantics) in the simulator; tiobench.pl's table. Default
+    /// machine: --disk ide-2003 --mem 256M --cpu piii-1000 --host linux-2.5 (the 2003 report's).
     Tiobench(sim::TiobenchArgs),
     /// `find tree -type f | xargs cat` of a 2.4.19 kernel tree while a streaming write
-    /// (or read) runs, in the simulator.
+    /// (or read) runs, in the simulator. Default machine: --disk ide-2003-fast --mem 256M
+    /// --cpu p4-ht --host linux-2.5 (the 2003 report's).
     Readmany(sim::ReadmanyArgs),
     /// The disk models: list, info, DiskSim validation.
     Disk(disk::Args),
