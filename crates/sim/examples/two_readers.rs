@@ -1,5 +1,7 @@
 //! Parallel sequential readers on the ide-2003 disk: a quick look at a scheduler's
 //! dispatch stream. `cargo run --release -p iosched-sim --example two_readers -- as 32`
+//! Environment: `SIZE_MB` per file (64), `DISK` profile (ide-2003), `MAXS` largest bio in
+//! sectors (256), `DUMP=path` writes the dispatch stream (sector, length, time, owner).
 use iosched_core::{Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Sim, SimConfig, SysOp};
