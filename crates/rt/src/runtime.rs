@@ -633,6 +633,9 @@ struct Stats {
     emu_late: Vec<u64>,
 }
 
+/// Longest single sleep of the dispatcher (see `Dispatcher::wait`).
+const MAX_SLEEP: Duration = Duration::from_millis(10);
+
 struct Dispatcher {
     start: std::time::Instant,
     now: Instant,
@@ -948,7 +951,11 @@ impl Env for Dispatcher {
                 (a, b) => a.or(b),
             };
             self.notify.prepare_sleep();
-            let timeout = until.map(|u| u.saturating_duration_since(self.clock()));
+            // Never sleep longer than MAX_SLEEP: with DEFER_TASKRUN the kernel posts
+            // completions only when we enter the ring, and on Linux 6.18 we saw (rarely,
+            // with several rings busy in one process) a wait that no completion or
+            // eventfd write ended. A periodic re-entry bounds the cost of such a miss.
+            let timeout = Some(until.map_or(MAX_SLEEP, |u| u.saturating_duration_since(self.clock()).min(MAX_SLEEP)));
             if timeout != Some(Duration::ZERO) {
                 self.gather(true, timeout);
             }
