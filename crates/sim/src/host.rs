@@ -1762,6 +1762,11 @@ impl Sim {
             self.fs.set_size(file, size);
         }
         let task = &mut self.tasks[t.0 as usize];
+        if bios > 0 {
+            // direct_io_worker: "All IO is now issued, send it on its way" —
+            // blk_run_address_space, for synchronous and asynchronous direct I/O alike.
+            task.unplug_after_bios = true;
+        }
         if aio {
             // One event per iocb; a read of a hole needs no bio and completes at once.
             if bios > 0 {

@@ -938,10 +938,21 @@ impl Hdd {
                 if t.saturating_sub(self.queue[oldest].arrival) >= aging_ns {
                     return oldest;
                 }
+                // A read the buffer already holds, or that continues the read-ahead under
+                // way, costs no positioning: drives serve those first. Costing it as a
+                // media access would rank it behind commands further along the track, and
+                // queued sequential reads would then lose a revolution each.
+                let buffered = |q: &Queued| {
+                    q.op == Op::Read
+                        && matches!(self.select_read(q.lbn, q.n, t), Some((_, Hit::Whole | Hit::Partial(_))))
+                };
                 *ready
                     .iter()
                     .min_by_key(|&&i| {
                         let q = &self.queue[i];
+                        if buffered(q) {
+                            return (0, q.arrival, i);
+                        }
                         let start = t.max(q.arrival + self.p.overheads.read(false, q.after_read));
                         (start - t + self.positioning_to(h, q.target, q.op == Op::Write, start), q.arrival, i)
                     })
