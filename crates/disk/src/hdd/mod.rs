@@ -158,6 +158,9 @@ pub struct Hdd {
     heads: Heads,
     stream: Option<Stream>,
     segs: Vec<Seg>,
+    /// False only when no segment is dirty (set when one becomes dirty, cleared by a scan
+    /// that finds none): read-only phases skip the per-decision scans for destages.
+    dirty_possible: std::cell::Cell<bool>,
     stamp: u64,
     queue: Vec<Queued>,
     /// Fast writes waiting for buffer space.
@@ -218,6 +221,7 @@ impl Hdd {
             hits: 0,
             scratch_dirty: Vec::new(),
             scratch_ready: Vec::new(),
+            dirty_possible: std::cell::Cell::new(false),
         }
     }
 
@@ -750,6 +754,7 @@ impl Hdd {
             seg.dirty_since = t0;
             seg.destage_ready = ready;
             seg.state = SegState::Dirty;
+            self.dirty_possible.set(true);
         }
         seg.last_read = false;
     }
@@ -762,10 +767,17 @@ impl Hdd {
         for q in &self.queue {
             ready = ready.min(q.arrival);
         }
-        for s in &self.segs {
-            if s.state == SegState::Dirty && s.destaging_until.is_none() {
-                ready = ready.min(s.dirty_since);
+        if self.dirty_possible.get() {
+            let mut any = false;
+            for s in &self.segs {
+                if s.state == SegState::Dirty {
+                    any = true;
+                    if s.destaging_until.is_none() {
+                        ready = ready.min(s.dirty_since);
+                    }
+                }
             }
+            self.dirty_possible.set(any);
         }
         if ready == u64::MAX {
             return None;
@@ -779,6 +791,9 @@ impl Hdd {
 
     /// The earliest destage in progress, if any: (end, segment).
     fn next_destage_end(&self) -> Option<(u64, usize)> {
+        if !self.dirty_possible.get() {
+            return None; // only dirty segments are destaged
+        }
         let mut best: Option<(u64, usize)> = None;
         for (i, s) in self.segs.iter().enumerate() {
             if let Some(u) = s.destaging_until.filter(|&u| best.is_none_or(|(b, _)| u < b)) {
