@@ -11,7 +11,7 @@ const N: usize = 20_000;
 fn stream(p: &Profile, qd: u32, op: Op, sequential: bool, len: u32) -> u64 {
     let mut d = p.build(1);
     let cap = p.capacity_sectors() / len as u64;
-    let mut rng = SplitMix(7);
+    let mut rng = SplitMix::from_state(7);
     let (ends, _) = closed_loop(&mut d, qd, N, |i| {
         let sector = if sequential { (i as u64 % cap) * len as u64 } else { rng.below(cap) * len as u64 };
         DiskCommand { id: 0, op, sector, len_sectors: len }

@@ -52,23 +52,8 @@ pub struct DiskInfo {
     pub random_4k_write_iops_qd1: f64,
 }
 
-/// A small deterministic generator (SplitMix64).
-#[derive(Clone, Debug)]
-pub struct SplitMix(pub u64);
-
-impl SplitMix {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
-}
+/// The disk measurements' generator: the core's SplitMix64, seeded by raw state.
+pub type SplitMix = iosched_core::Rng;
 
 /// Run `n` commands with `qd` outstanding (a closed loop: each completion immediately
 /// submits the next command). Returns (instant of the first submission, instant of each
@@ -130,7 +115,7 @@ pub fn sequential_rate(p: &Profile, op: Op, lbn: u64, req_sectors: u32, n: usize
 pub fn random_4k(p: &Profile, op: Op, qd: u32, n: usize) -> (f64, f64) {
     let mut dev = p.build(INFO_SEED);
     let cap8 = p.capacity_sectors() / 8;
-    let mut rng = SplitMix(INFO_SEED);
+    let mut rng = SplitMix::from_state(INFO_SEED);
     let (ends, lats) =
         closed_loop(&mut dev, qd, n, |_| DiskCommand { id: 0, op, sector: rng.below(cap8) * 8, len_sectors: 8 });
     let warm = (n / 20).max(qd as usize);

@@ -63,7 +63,7 @@ fn rotational_latency_is_half_a_revolution_on_random_reads() {
     let params = Arc::new(params);
     let tr = params.layout.track_of(0);
     let mut d = Hdd::new(params.clone(), 7);
-    let mut rng = SplitMix(3);
+    let mut rng = SplitMix::from_state(3);
     let mut t = 0u64;
     let mut sum = 0.0;
     let n = 4000;
@@ -123,7 +123,7 @@ fn sptf_aging_bounds_the_wait() {
     let p = load_profile("sata-2004-ncq").unwrap();
     let mut d = p.build(1);
     let cap = p.capacity_sectors() / 8;
-    let mut rng = SplitMix(9);
+    let mut rng = SplitMix::from_state(9);
     let (_, lats) = closed_loop(&mut d, 32, 8000, |_| DiskCommand {
         id: 0,
         op: Op::Read,
@@ -284,7 +284,7 @@ fn a_profile_file_works_like_a_builtin() {
 fn run_mixed(p: &Profile, seed: u64, qd: u32) -> Vec<(u64, u64)> {
     let mut d = p.build(seed);
     let cap = p.capacity_sectors() / 8;
-    let mut rng = SplitMix(5);
+    let mut rng = SplitMix::from_state(5);
     let mut out = Vec::new();
     let mut next_id = 0u64;
     let mut now = 0u64;
@@ -420,7 +420,7 @@ fn robust_under_mixed_loads_on_every_drive() {
             let qd = p.queue_depth().min(16);
             let mut d = p.build(seed);
             let cap = p.capacity_sectors();
-            let mut rng = SplitMix(seed * 77 + 1);
+            let mut rng = SplitMix::from_state(seed * 77 + 1);
             let mut submitted = vec![0u64; 1500];
             let mut done = vec![false; 1500];
             let (mut next, mut outstanding, mut completed, mut now) = (0usize, 0u32, 0usize, 0u64);

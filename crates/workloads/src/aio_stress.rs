@@ -723,16 +723,7 @@ impl Program for Worker {
 /// The run's output as aio-stress prints it (after a line naming the simulation).
 pub fn render(r: &AioStressReport, m: &Machine) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "aio-stress 0.21, simulated by iosched: scheduler {}, disk {}, {} MiB, {}, {}, seed {}",
-        r.scheduler,
-        m.disk,
-        m.mem_bytes >> 20,
-        m.cpu,
-        m.host,
-        r.seed
-    );
+    let _ = writeln!(s, "aio-stress 0.21, simulated by iosched: scheduler {}, {}", r.scheduler, m.describe());
     let _ = writeln!(s, "{}", r.command);
     for l in &r.output {
         let _ = writeln!(s, "{l}");

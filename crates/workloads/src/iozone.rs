@@ -657,16 +657,7 @@ const TEST_BLANK: [&str; 8] = [
 /// preamble, the two header lines and one row per (file size, record size).
 pub fn render(r: &IozoneReport, m: &Machine) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "iozone 3.487, simulated by iosched: scheduler {}, disk {}, {} MiB, {}, {}, seed {}",
-        r.scheduler,
-        m.disk,
-        m.mem_bytes >> 20,
-        m.cpu,
-        m.host,
-        r.seed
-    );
+    let _ = writeln!(s, "iozone 3.487, simulated by iosched: scheduler {}, {}", r.scheduler, m.describe());
     let _ = writeln!(s, "\tIozone: Performance Test of File I/O");
     let _ = writeln!(s, "\t        Version $Revision: 3.487 $");
     let _ = writeln!(s);

@@ -1006,16 +1006,7 @@ pub fn print_value_size(v: f64) -> String {
 /// The run's output as sysbench 1.0.20 prints it (after a line naming the simulation).
 pub fn render(r: &SysbenchReport, m: &Machine) -> String {
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "sysbench 1.0.20 fileio, simulated by iosched: scheduler {}, disk {}, {} MiB, {}, {}, seed {}",
-        r.scheduler,
-        m.disk,
-        m.mem_bytes >> 20,
-        m.cpu,
-        m.host,
-        r.seed
-    );
+    let _ = writeln!(s, "sysbench 1.0.20 fileio, simulated by iosched: scheduler {}, {}", r.scheduler, m.describe());
     let _ = writeln!(s);
     let _ = writeln!(s, "Running the test with following options:");
     let _ = writeln!(s, "Number of threads: {}", r.threads);

@@ -196,7 +196,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
             rw: cfg.rw,
             bs: cfg.bs as u64,
             blocks,
-            rng: Rng::new(cfg.seed),
+            rng: Rng::from_state(cfg.seed),
             next_seq: 0,
             left: if cfg.runtime.is_none() { Some(blocks) } else { None },
             deadline: cfg.runtime.map(|r| start + r),

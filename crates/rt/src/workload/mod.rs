@@ -113,30 +113,8 @@ impl LatStats {
     }
 }
 
-/// SplitMix64: small, seedable, good enough for offsets and file sizes.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n` (n > 0).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
-    }
-    /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// SplitMix64: the core's generator (seeded with `Rng::from_state`).
+pub use iosched_core::Rng;
 
 /// Progress on stderr: `label  NN%` rewritten in place twice a second, terminal only.
 #[derive(Debug)]
@@ -200,8 +178,8 @@ mod tests {
 
     #[test]
     fn rng_is_deterministic_and_bounded() {
-        let mut a = Rng::new(7);
-        let mut b = Rng::new(7);
+        let mut a = Rng::from_state(7);
+        let mut b = Rng::from_state(7);
         for _ in 0..1000 {
             let x = a.below(10);
             assert_eq!(x, b.below(10));

@@ -201,7 +201,7 @@ fn run_phase(
                 let seed = cfg.seed ^ ((i as u64 + 1) << 32) ^ phase as u64;
                 s.spawn(move || {
                     let (base, _) = region(cfg, i);
-                    let mut rng = Rng::new(seed);
+                    let mut rng = Rng::from_state(seed);
                     let mut buf = IoBuf::new(block as usize);
                     buf.fill(0x5a);
                     let mut lat = LatStats::default();
