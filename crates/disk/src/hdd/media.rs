@@ -123,8 +123,8 @@ impl Visit {
         }
         let spt = self.track.spt;
         // boundaries at t_sweep + sectors_ns(k)
-        let per = REV as u128 / spt as u128;
-        let k = ((x - self.t_sweep) as u128 * spin.rpm() as u128).div_ceil(per) as u64;
+        let per = REV / spt as u64;
+        let k = super::spindle::mul_div_ceil(x - self.t_sweep, spin.rpm(), per);
         let mut t = self.t_sweep + spin.sectors_ns(k, spt);
         if t < x {
             t = self.t_sweep + spin.sectors_ns(k + 1, spt);

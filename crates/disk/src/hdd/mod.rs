@@ -429,63 +429,94 @@ impl Hdd {
     /// DiskSim `disk_buffer_select_read_segment` at instant `t`: the best segment for a
     /// read and how much of the read it already holds.
     fn select_read(&self, lbn: u64, n: u64, t: u64) -> Option<(usize, Hit)> {
-        let c = &self.p.cache;
-        let stream_seg = self.stream.as_ref().map(|st| st.seg);
-        let mut best: Option<(i32, u64, usize, Hit)> = None; // (value, stamp, seg, hit)
+        // Values of a segment that neither streams nor holds `lbn`, by state (Empty, Clean,
+        // Reading, Dirty); a Reading segment that ends at `lbn` is worth 5 (almost-read hit).
+        const MISS_VALUE: [u64; 4] = [3, 2, 0, 0];
+        const STAMP_BITS: u32 = 58;
+        let almost = self.p.cache.almost_read_hits;
+        let stream_seg = self.stream.as_ref().map_or(usize::MAX, |st| st.seg);
+        // Candidates are ranked by a key: value, then least recently used (stamps are far
+        // below 2^58); the first of equal keys wins. Key 0 means unusable. The loop is kept
+        // free of unpredictable branches: it runs for every segment of every read, three
+        // times per request.
+        let key = |value: u64, stamp: u64| (value << STAMP_BITS) | ((1u64 << STAMP_BITS) - 1 - stamp);
+        let (mut best_key, mut best_i, mut slow_hit) = (0u64, usize::MAX, None);
         for (i, s) in self.segs.iter().enumerate() {
-            if s.write_only {
-                continue;
-            }
-            let streaming = stream_seg == Some(i);
-            let end = if streaming { self.seg_end_at(i, t) } else { s.end };
-            let (value, hit) = if s.state == SegState::Empty {
-                (3, Hit::Miss)
-            } else if lbn < s.start || lbn >= end {
-                match s.state {
-                    SegState::Clean => (2, Hit::Miss),
-                    SegState::Reading if c.almost_read_hits && end == lbn => (5, Hit::Partial(0)),
-                    SegState::Reading
-                        if streaming
-                            && lbn > end
-                            && lbn - end <= c.skip_ahead_hits
-                            && self.stream.as_ref().is_some_and(|st| lbn < st.limit) =>
-                    {
-                        (5, Hit::Partial(0))
-                    }
-                    SegState::Reading => {
-                        let pure = streaming && self.stream.as_ref().is_some_and(|st| t >= st.stoppable_from);
-                        if pure { (1, Hit::Miss) } else { (-1, Hit::Miss) }
-                    }
-                    _ => (-1, Hit::Miss),
+            let holds = (lbn >= s.start) & (lbn < s.end) & (s.state != SegState::Empty);
+            let k = if (i == stream_seg) | holds {
+                if s.write_only {
+                    continue;
                 }
+                let (value, hit) = self.read_value(i, lbn, n, t, i == stream_seg);
+                if value <= 0 {
+                    continue;
+                }
+                let k = key(value as u64, s.stamp);
+                if k > best_key {
+                    slow_hit = Some(hit);
+                }
+                k
             } else {
-                let v = match s.state {
-                    SegState::Dirty if c.enabled && c.read_hits_on_write_data => 11,
-                    SegState::Reading if c.enabled => 9,
-                    SegState::Clean if c.enabled && (c.read_hits_on_write_data || s.last_read) => 8,
-                    _ => -1,
-                };
-                if v < 0 {
-                    (-1, Hit::Miss)
-                } else if end >= lbn + n {
-                    (v, Hit::Whole)
-                } else {
-                    (v - 4, Hit::Partial(end - lbn))
+                let almost_hit = almost & (s.state == SegState::Reading) & (s.end == lbn);
+                let value = MISS_VALUE[s.state as usize].max(5 * almost_hit as u64) * (!s.write_only as u64);
+                key(value, s.stamp) & 0u64.wrapping_sub((value != 0) as u64)
+            };
+            if k > best_key {
+                if (i != stream_seg) & !holds {
+                    slow_hit = None;
                 }
-            };
-            if value <= 0 {
-                continue;
-            }
-            // Ties go to the least recently used segment.
-            let better = match best {
-                None => true,
-                Some((bv, bs, _, _)) => value > bv || (value == bv && s.stamp < bs),
-            };
-            if better {
-                best = Some((value, s.stamp, i, hit));
+                best_key = k;
+                best_i = i;
             }
         }
-        best.map(|(_, _, i, h)| (i, h))
+        if best_i == usize::MAX {
+            return None;
+        }
+        let hit = slow_hit.unwrap_or(if best_key >> STAMP_BITS == 5 { Hit::Partial(0) } else { Hit::Miss });
+        Some((best_i, hit))
+    }
+
+    /// How good segment `i` is for a read of `[lbn, lbn+n)` at `t` (DiskSim's values: a
+    /// value ≤ 0 means unusable), and how much of the read it holds.
+    fn read_value(&self, i: usize, lbn: u64, n: u64, t: u64, streaming: bool) -> (i32, Hit) {
+        let c = &self.p.cache;
+        let s = &self.segs[i];
+        let end = if streaming { self.seg_end_at(i, t) } else { s.end };
+        if s.state == SegState::Empty {
+            (3, Hit::Miss)
+        } else if lbn < s.start || lbn >= end {
+            match s.state {
+                SegState::Clean => (2, Hit::Miss),
+                SegState::Reading if c.almost_read_hits && end == lbn => (5, Hit::Partial(0)),
+                SegState::Reading
+                    if streaming
+                        && lbn > end
+                        && lbn - end <= c.skip_ahead_hits
+                        && self.stream.as_ref().is_some_and(|st| lbn < st.limit) =>
+                {
+                    (5, Hit::Partial(0))
+                }
+                SegState::Reading => {
+                    let pure = streaming && self.stream.as_ref().is_some_and(|st| t >= st.stoppable_from);
+                    if pure { (1, Hit::Miss) } else { (-1, Hit::Miss) }
+                }
+                _ => (-1, Hit::Miss),
+            }
+        } else {
+            let v = match s.state {
+                SegState::Dirty if c.enabled && c.read_hits_on_write_data => 11,
+                SegState::Reading if c.enabled => 9,
+                SegState::Clean if c.enabled && (c.read_hits_on_write_data || s.last_read) => 8,
+                _ => -1,
+            };
+            if v < 0 {
+                (-1, Hit::Miss)
+            } else if end >= lbn + n {
+                (v, Hit::Whole)
+            } else {
+                (v - 4, Hit::Partial(end - lbn))
+            }
+        }
     }
 
     /// A segment for a write of `[lbn, lbn+n)` (DiskSim `disk_buffer_select_write_segment`),
@@ -945,6 +976,10 @@ impl Hdd {
     }
 
     fn pick_command(&self, ready: &[usize], h: Heads) -> usize {
+        if let [only] = ready {
+            // Nothing to choose (always so without command queueing).
+            return *only;
+        }
         let t = h.free;
         match self.p.queue_policy {
             QueuePolicy::Fcfs => *ready.iter().min_by_key(|&&i| (self.queue[i].arrival, i)).unwrap(),

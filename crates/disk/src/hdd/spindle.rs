@@ -10,6 +10,26 @@
 /// Angle units per revolution.
 pub const REV: u64 = 60_000_000_000;
 
+/// `a·b / c` rounded down, exactly. The product fits 64 bits in every realistic case
+/// (sector counts times `REV`); 128-bit division is the fallback, as it costs several
+/// times more and these run for every sector boundary the model computes.
+#[inline]
+pub fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p / c,
+        None => (a as u128 * b as u128 / c as u128) as u64,
+    }
+}
+
+/// `a·b / c` rounded up, exactly.
+#[inline]
+pub fn mul_div_ceil(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p.div_ceil(c),
+        None => (a as u128 * b as u128).div_ceil(c as u128) as u64,
+    }
+}
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Spindle {
     rpm: u64,
@@ -35,7 +55,10 @@ impl Spindle {
     /// Angle at time `t` (ns).
     #[inline]
     pub fn angle(&self, t: u64) -> u64 {
-        ((t as u128 * self.rpm as u128 + self.phase as u128) % REV as u128) as u64
+        match t.checked_mul(self.rpm).and_then(|x| x.checked_add(self.phase)) {
+            Some(x) => x % REV,
+            None => ((t as u128 * self.rpm as u128 + self.phase as u128) % REV as u128) as u64,
+        }
     }
 
     /// Time to turn forward by `d` angle units, rounded up.
@@ -48,7 +71,7 @@ impl Spindle {
     /// `spt` sectors.
     #[inline]
     pub fn boundary(k: u64, spt: u32) -> u64 {
-        ((k % spt as u64) as u128 * REV as u128 / spt as u128) as u64
+        mul_div(k % spt as u64, REV, spt as u64)
     }
 
     /// The first instant ≥ `t` at which the head is at angle `a`. An angle passed less
@@ -68,7 +91,10 @@ impl Spindle {
     /// Duration of `k` sectors on a track with `spt` sectors.
     #[inline]
     pub fn sectors_ns(&self, k: u64, spt: u32) -> u64 {
-        (k as u128 * REV as u128 / (spt as u128 * self.rpm as u128)) as u64
+        match (spt as u64).checked_mul(self.rpm) {
+            Some(d) => mul_div(k, REV, d),
+            None => (k as u128 * REV as u128 / (spt as u128 * self.rpm as u128)) as u64,
+        }
     }
 
     /// Rotational index (0..spt) of the first sector boundary at or after time `t`, and the
@@ -78,7 +104,7 @@ impl Spindle {
         // Same sub-nanosecond tolerance as `reach`.
         let cur = (self.angle(t) + REV - self.rpm) % REV;
         // ceil(cur·spt / REV)
-        let k = ((cur as u128 * spt as u128).div_ceil(REV as u128)) as u64;
+        let k = mul_div_ceil(cur, spt as u64, REV);
         let k = k % spt as u64;
         let a = Spindle::boundary(k, spt);
         (k as u32, self.reach(t, a))
