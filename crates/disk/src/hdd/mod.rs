@@ -429,6 +429,7 @@ impl Hdd {
     /// DiskSim `disk_buffer_select_read_segment` at instant `t`: the best segment for a
     /// read and how much of the read it already holds.
     fn select_read(&self, lbn: u64, n: u64, t: u64) -> Option<(usize, Hit)> {
+        SELCALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // Values of a segment that neither streams nor holds `lbn`, by state (Empty, Clean,
         // Reading, Dirty); a Reading segment that ends at `lbn` is worth 5 (almost-read hit).
         const MISS_VALUE: [u64; 4] = [3, 2, 0, 0];
@@ -474,6 +475,35 @@ impl Hdd {
         }
         let hit = slow_hit.unwrap_or(if best_key >> STAMP_BITS == 5 { Hit::Partial(0) } else { Hit::Miss });
         Some((best_i, hit))
+    }
+
+    /// [`Hdd::select_read`]'s answer when the buffer holds (part of) the read: a whole or
+    /// partial hit, values ≥ 4, which beat every replacement candidate (values ≤ 3). `None`
+    /// when select_read would answer a miss. Only segments that stream, hold `lbn` or end
+    /// at it can score ≥ 4, so this looks at nothing else; the checks on arrival and when
+    /// the drive takes a command need no more.
+    fn select_read_buffered(&self, lbn: u64, n: u64, t: u64) -> Option<(usize, Hit)> {
+        const STAMP_BITS: u32 = 58;
+        let almost = self.p.cache.almost_read_hits;
+        let stream_seg = self.stream.as_ref().map_or(usize::MAX, |st| st.seg);
+        let (mut best_key, mut best) = (0u64, None);
+        for (i, s) in self.segs.iter().enumerate() {
+            let holds = (lbn >= s.start) & (lbn < s.end) & (s.state != SegState::Empty);
+            let ends_here = almost & (s.end == lbn);
+            if !((i == stream_seg) | holds | ends_here) || s.write_only {
+                continue;
+            }
+            let (value, hit) = self.read_value(i, lbn, n, t, i == stream_seg);
+            if value < 4 {
+                continue;
+            }
+            let k = ((value as u64) << STAMP_BITS) | ((1u64 << STAMP_BITS) - 1 - s.stamp);
+            if k > best_key {
+                best_key = k;
+                best = Some((i, hit));
+            }
+        }
+        best
     }
 
     /// How good segment `i` is for a read of `[lbn, lbn+n)` at `t` (DiskSim's values: a
@@ -648,7 +678,7 @@ impl Hdd {
     /// mechanism. Returns false when the read needs the media.
     fn try_read_hit(&mut self, t0: u64, q: &Queued) -> bool {
         self.sync_stream(t0);
-        let sel = self.select_read(q.lbn, q.n, t0);
+        let sel = self.select_read_buffered(q.lbn, q.n, t0);
         self.read_hit_with(t0, q, sel)
     }
 
@@ -945,7 +975,7 @@ impl Hdd {
         // Re-check the buffer: the data may have arrived meanwhile. One segment choice
         // serves both checks (neither changes anything when it does not apply).
         if q.op == Op::Read {
-            let sel = self.select_read(q.lbn, q.n, t);
+            let sel = self.select_read_buffered(q.lbn, q.n, t);
             if self.read_hit_with(t, &q, sel) || self.try_ride(t, &q, sel) {
                 return;
             }
@@ -992,10 +1022,7 @@ impl Hdd {
                 // way, costs no positioning: drives serve those first. Costing it as a
                 // media access would rank it behind commands further along the track, and
                 // queued sequential reads would then lose a revolution each.
-                let buffered = |q: &Queued| {
-                    q.op == Op::Read
-                        && matches!(self.select_read(q.lbn, q.n, t), Some((_, Hit::Whole | Hit::Partial(_))))
-                };
+                let buffered = |q: &Queued| q.op == Op::Read && self.select_read_buffered(q.lbn, q.n, t).is_some();
                 *ready
                     .iter()
                     .min_by_key(|&&i| {
@@ -1359,3 +1386,5 @@ impl Device for Hdd {
         }
     }
 }
+
+pub static SELCALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
