@@ -188,6 +188,9 @@ pub struct DispatchList {
     seq: u64,
     /// Ids moved here since the framework last looked.
     moved: Vec<ReqId>,
+    /// The literal list's storage while in sorted mode, kept so that the common
+    /// empty → one request → empty cycle of `add_tail` allocates nothing.
+    spare: VecDeque<Entry>,
 }
 
 #[derive(Debug)]
@@ -250,11 +253,13 @@ impl DispatchList {
 
     fn linear(&mut self) -> &mut VecDeque<Entry> {
         if let Mode::Sorted { ahead, behind } = &mut self.mode {
-            let v: VecDeque<Entry> = std::mem::take(ahead)
-                .into_values()
-                .chain(std::mem::take(behind).into_values())
-                .map(|rq| Entry { rq, barrier: false })
-                .collect();
+            let mut v = std::mem::take(&mut self.spare);
+            v.extend(
+                std::mem::take(ahead)
+                    .into_values()
+                    .chain(std::mem::take(behind).into_values())
+                    .map(|rq| Entry { rq, barrier: false }),
+            );
             self.mode = Mode::Linear(v);
         }
         match &mut self.mode {
@@ -363,8 +368,10 @@ impl DispatchList {
             self.end_sector = rq.end();
             self.boundary = None;
         }
-        if self.is_empty() {
-            self.mode = Mode::default();
+        if self.is_empty()
+            && let Mode::Linear(v) = std::mem::take(&mut self.mode)
+        {
+            self.spare = v;
         }
         Some(rq)
     }
