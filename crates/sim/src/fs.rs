@@ -46,7 +46,7 @@ pub struct File {
     pub inode: u64,
     pub size: u64,
     /// File block → disk block, for allocated blocks (sorted, contiguous runs).
-    extents: BTreeMap<u64, (u64, u64)>,
+    extents: Extents,
     /// Indirect blocks by the first file block they map.
     indirect: BTreeMap<u64, u64>,
     /// Last allocated disk block (the allocation goal), and preallocated blocks.
@@ -54,6 +54,55 @@ pub struct File {
     prealloc: Option<(u64, u64)>,
     /// Number of allocated data blocks.
     blocks: u64,
+}
+
+/// A file's runs: file block → (disk block, length). Every read maps its blocks, and a
+/// file's map rarely changes once it is written, so lookups use a sorted flat copy with a
+/// binary search instead of the tree. A change drops the copy; it is rebuilt once as many
+/// lookups as the file has runs went to the tree since, which keeps lookups amortised
+/// O(log n) even for a file that grows while it is read. Results are the tree's in every
+/// case.
+#[derive(Debug, Clone, Default)]
+struct Extents {
+    tree: BTreeMap<u64, (u64, u64)>,
+    flat: std::cell::RefCell<Vec<(u64, u64, u64)>>,
+    flat_valid: std::cell::Cell<bool>,
+    tree_lookups: std::cell::Cell<usize>,
+}
+
+impl Extents {
+    fn insert(&mut self, start: u64, run: (u64, u64)) {
+        self.tree.insert(start, run);
+        self.flat_valid.set(false);
+        self.tree_lookups.set(0);
+    }
+
+    /// The run starting before `fb`.
+    fn before(&self, fb: u64) -> Option<(u64, u64, u64)> {
+        self.tree.range(..fb).next_back().map(|(&s, &(d, l))| (s, d, l))
+    }
+
+    /// The run starting at or before `fb`.
+    fn at_or_before(&self, fb: u64) -> Option<(u64, u64, u64)> {
+        if !self.flat_valid.get() {
+            let n = self.tree_lookups.get() + 1;
+            if n <= self.tree.len() {
+                self.tree_lookups.set(n);
+                return self.tree.range(..=fb).next_back().map(|(&s, &(d, l))| (s, d, l));
+            }
+            let mut flat = self.flat.borrow_mut();
+            flat.clear();
+            flat.extend(self.tree.iter().map(|(&s, &(d, l))| (s, d, l)));
+            self.flat_valid.set(true);
+        }
+        let flat = self.flat.borrow();
+        let i = flat.partition_point(|&(s, _, _)| s <= fb);
+        i.checked_sub(1).map(|i| flat[i])
+    }
+
+    fn into_tree(self) -> BTreeMap<u64, (u64, u64)> {
+        self.tree
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -271,7 +320,7 @@ impl Fs {
             dir,
             inode,
             size: 0,
-            extents: BTreeMap::new(),
+            extents: Extents::default(),
             indirect: BTreeMap::new(),
             last_block: None,
             prealloc: None,
@@ -311,8 +360,8 @@ impl Fs {
             let want = blocks.min(boundary) - fb;
             let (start, len) = self.alloc_run_near(goal, want).expect("filesystem full");
             let file = &mut self.files[f.0 as usize];
-            let merged = match file.extents.range(..fb).next_back() {
-                Some((&s0, &(d, l))) if s0 + l == fb && d + l == start => {
+            let merged = match file.extents.before(fb) {
+                Some((s0, d, l)) if s0 + l == fb && d + l == start => {
                     file.extents.insert(s0, (d, l + len));
                     true
                 }
@@ -363,7 +412,7 @@ impl Fs {
         let db = self.take_block(f, goal);
         let file = &mut self.files[f.0 as usize];
         // Extend the run ending just before, or start a new one.
-        let merged = if let Some((&s, &(d, l))) = file.extents.range(..fb).next_back() {
+        let merged = if let Some((s, d, l)) = file.extents.before(fb) {
             if s + l == fb && d + l == db {
                 file.extents.insert(s, (d, l + 1));
                 true
@@ -444,7 +493,7 @@ impl Fs {
     pub fn truncate(&mut self, f: FileId) {
         self.discard_prealloc(f);
         let file = &mut self.files[f.0 as usize];
-        let extents = std::mem::take(&mut file.extents);
+        let extents = std::mem::take(&mut file.extents).into_tree();
         let ind = std::mem::take(&mut file.indirect);
         file.size = 0;
         file.blocks = 0;
@@ -462,15 +511,15 @@ impl Fs {
     /// The disk block of file block `fb`, if allocated.
     pub fn map(&self, f: FileId, fb: u64) -> Option<u64> {
         let file = &self.files[f.0 as usize];
-        let (&s, &(d, l)) = file.extents.range(..=fb).next_back()?;
+        let (s, d, l) = file.extents.at_or_before(fb)?;
         (fb < s + l).then(|| d + (fb - s))
     }
 
     /// How many blocks from `fb` on are contiguous on disk (up to `max`).
     pub fn contiguous(&self, f: FileId, fb: u64, max: u64) -> u64 {
         let file = &self.files[f.0 as usize];
-        match file.extents.range(..=fb).next_back() {
-            Some((&s, &(_, l))) if fb < s + l => (s + l - fb).min(max),
+        match file.extents.at_or_before(fb) {
+            Some((s, _, l)) if fb < s + l => (s + l - fb).min(max),
             _ => 0,
         }
     }
