@@ -83,47 +83,40 @@ impl Deadline {
     }
 
     /// `deadline_add_rq_rb` with the alias rule.
-    fn add_rq_rb(&mut self, id: ReqId, ctx: &mut Ctx) {
-        let (sector, d) = {
-            let r = &self.rqs[&id].rq;
-            (r.sector, r.dir().index())
-        };
+    fn add_rq_rb(&mut self, rq: &Request, ctx: &mut Ctx) {
+        let (id, sector, d) = (rq.id, rq.sector, rq.dir().index());
         while let Err(alias) = self.sort[d].add(sector, id) {
             self.move_request(alias, ctx);
         }
     }
 
     /// `deadline_del_rq_rb`: keeps `next_rq` pointing at the successor.
-    fn del_rq_rb(&mut self, id: ReqId) {
-        let (sector, d) = {
-            let r = &self.rqs[&id].rq;
-            (r.sector, r.dir().index())
-        };
-        if self.next_rq[d] == Some(id) {
-            self.next_rq[d] = self.sort[d].next(sector);
+    fn del_rq_rb(&mut self, rq: &Request) {
+        let d = rq.dir().index();
+        if self.next_rq[d] == Some(rq.id) {
+            self.next_rq[d] = self.sort[d].next(rq.sector);
         }
-        self.sort[d].remove(sector, id);
+        self.sort[d].remove(rq.sector, rq.id);
     }
 
     /// `deadline_remove_request`: off the FIFO and the tree.
     fn remove_request(&mut self, id: ReqId) -> Request {
-        self.del_rq_rb(id);
         let e = self.rqs.remove(&id).unwrap();
+        self.del_rq_rb(&e.rq);
         self.fifo[e.rq.dir().index()].remove(e.fifo_key);
         e.rq
     }
 
     /// `deadline_move_request`: dispatch `id`, remembering where the sweep continues.
     fn move_request(&mut self, id: ReqId, ctx: &mut Ctx) {
-        let (sector, end, d) = {
-            let r = &self.rqs[&id].rq;
-            (r.sector, r.end(), r.dir().index())
-        };
+        let e = self.rqs.remove(&id).unwrap();
+        let d = e.rq.dir().index();
         self.next_rq = [None, None];
-        self.next_rq[d] = self.sort[d].next(sector);
-        self.last_sector = end;
-        let rq = self.remove_request(id);
-        ctx.dispatch_add_tail(rq);
+        self.next_rq[d] = self.sort[d].next(e.rq.sector);
+        self.last_sector = e.rq.end();
+        self.del_rq_rb(&e.rq);
+        self.fifo[d].remove(e.fifo_key);
+        ctx.dispatch_add_tail(e.rq);
     }
 
     fn check_fifo(&self, d: usize, now_j: u64) -> bool {
@@ -165,10 +158,11 @@ impl Scheduler for Deadline {
     fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {
         let d = rq.dir().index();
         let deadline = self.hz.jiffies(now) + self.fifo_expire[d];
-        self.rqs.insert(rq.id, DlRq { rq: *rq, deadline, fifo_key: 0 });
-        self.add_rq_rb(rq.id, ctx);
-        let key = self.fifo[d].push_back(rq.id);
-        self.rqs.get_mut(&rq.id).unwrap().fifo_key = key;
+        // The FIFO position first: the alias rule in add_rq_rb may dispatch another
+        // request, which does not change where this one lands.
+        let fifo_key = self.fifo[d].push_back(rq.id);
+        self.rqs.insert(rq.id, DlRq { rq: *rq, deadline, fifo_key });
+        self.add_rq_rb(rq, ctx);
     }
 
     fn front_merge_candidate(&self, bio: &Request) -> Option<ReqId> {
@@ -185,7 +179,7 @@ impl Scheduler for Deadline {
             // elv_rb_del + re-add; next_rq is deliberately not touched (as in the kernel).
             self.sort[d].remove(old_sector, rq.id);
             self.rqs.get_mut(&rq.id).unwrap().rq = *rq;
-            self.add_rq_rb(rq.id, ctx);
+            self.add_rq_rb(rq, ctx);
         } else {
             self.rqs.get_mut(&rq.id).unwrap().rq = *rq;
         }
