@@ -829,7 +829,10 @@ impl Queue {
         if self.last_merge == Some(rq.id) {
             self.last_merge = None;
         }
-        self.hash.remove(rq.end(), rq.id);
+        if self.sched.dispatched_mergeable() {
+            // Otherwise after_policy took it out of the hash when the policy dispatched it.
+            self.hash.remove(rq.end(), rq.id);
+        }
         self.in_flight += 1;
         if sorted {
             self.sched.activate(now, &rq);
@@ -852,7 +855,11 @@ impl Queue {
             let kicked = ctx.kicked();
             self.after_policy(kicked);
         }
-        for seg in slot.take_segments() {
+        // (Not take_segments: that allocates for the common one-unit request.)
+        if slot.merged.is_empty() {
+            self.events.push_back(Event::Completed { id, request: id, status });
+        }
+        for seg in slot.merged.drain(..) {
             self.events.push_back(Event::Completed { id: seg.id, request: id, status });
         }
         self.freed_request(now, slot.rq.dir());
