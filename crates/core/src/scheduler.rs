@@ -254,6 +254,12 @@ impl DispatchList {
     fn linear(&mut self) -> &mut VecDeque<Entry> {
         if let Mode::Sorted { ahead, behind } = &mut self.mode {
             let mut v = std::mem::take(&mut self.spare);
+            if ahead.is_empty() && behind.is_empty() {
+                // The usual case (an empty list getting its first request): nothing to move.
+                self.mode = Mode::Linear(v);
+                let Mode::Linear(v) = &mut self.mode else { unreachable!() };
+                return v;
+            }
             v.extend(
                 std::mem::take(ahead)
                     .into_values()
