@@ -145,6 +145,11 @@ pub struct Mechanics {
     /// `seek.time_ns(d)` for every distance on the disk, precomputed: the curve's square
     /// root and rounding were a tenth of the simulator's time per request.
     pub seek_by_distance: Vec<u32>,
+    /// The last tracks [`Mechanics::track_of`] found: a request asks for its track several
+    /// times (arrival, positioning, the media access, read-ahead), and finding a track
+    /// through the sparing rules costs a binary search over `ltop`. Tracks never change.
+    pub recent_tracks: [std::cell::Cell<Option<Track>>; 4],
+    pub recent_next: std::cell::Cell<usize>,
 }
 
 /// The seek time of every distance `0..cylinders` (`u32::MAX` marks a value too large to
@@ -154,6 +159,23 @@ pub fn seek_table(seek: &SeekCurve, cylinders: u32) -> Vec<u32> {
 }
 
 impl Mechanics {
+    /// [`Layout::track_of`], through the cache of recent tracks.
+    pub fn track_of(&self, lbn: u64) -> Track {
+        for c in &self.recent_tracks {
+            if let Some(t) = c.get()
+                && t.first <= lbn
+                && lbn < t.end
+            {
+                return t;
+            }
+        }
+        let t = self.layout.track_of(lbn);
+        let i = self.recent_next.get();
+        self.recent_tracks[i].set(Some(t));
+        self.recent_next.set((i + 1) % self.recent_tracks.len());
+        t
+    }
+
     /// DiskSim `dm_seek_time_g1`: the longer of the arm seek and the head switch, plus the
     /// write settling delay for writes when the heads move at all.
     #[inline]

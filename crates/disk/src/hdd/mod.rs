@@ -197,6 +197,8 @@ impl Hdd {
             write_settle_ns: p.write_settle_ns,
             write_settle_on_head_switch: p.write_settle_on_head_switch,
             seek_by_distance: media::seek_table(&p.seek, p.layout.cylinders()),
+            recent_tracks: Default::default(),
+            recent_next: Default::default(),
         };
         let nseg = p.cache.segments.max(1) as usize;
         let mut segs: Vec<Seg> = (0..nseg).map(|_| Seg::new(false)).collect();
@@ -311,7 +313,7 @@ impl Hdd {
         let mut newt = t;
         let mut t_land = v.t_end;
         if !end_stream && next >= t.end {
-            let nt = self.m.layout.track_of(next);
+            let nt = self.m.track_of(next);
             let stop = match st.stop {
                 StopRule::Never => false,
                 StopRule::TrackEnd => true,
@@ -399,7 +401,7 @@ impl Hdd {
                 if endreq >= cap {
                     endreq
                 } else {
-                    let t = self.m.layout.track_of(endreq);
+                    let t = self.m.track_of(endreq);
                     if self.segs[s].start < t.first { t.end + self.m.layout.spt_of_lbn(lbn) as u64 } else { t.end }
                 }
             }
@@ -731,7 +733,7 @@ impl Hdd {
             return;
         }
         // Read-ahead never seeks across the boundary its policy stops at.
-        let tr = self.m.layout.track_of(from);
+        let tr = self.m.track_of(from);
         let h = self.heads;
         let refused = match self.stop_rule() {
             StopRule::Never => false,
@@ -747,7 +749,7 @@ impl Hdd {
     /// Start a stream reading `[from, ..)` into segment `s`, the heads leaving their
     /// current position at `t_seek`. `fg_end`: the blocks a command waits for.
     fn start_stream(&mut self, s: usize, from: u64, fg_end: u64, limit: u64, t_seek: u64, stoppable_from: u64) {
-        let t = self.m.layout.track_of(from);
+        let t = self.m.track_of(from);
         let h = self.heads;
         let t_land = t_seek + self.m.seek_ns((h.cyl, h.head), (t.cyl, t.head), false);
         let capture = self.p.cache.read_any_free_blocks && self.segs[s].start == self.segs[s].end && fg_end > from;
@@ -995,7 +997,7 @@ impl Hdd {
 
     /// (cylinder, head, angle) of an LBN's sector.
     fn target_of(&self, lbn: u64) -> (u32, u32, u64) {
-        let tr = self.m.layout.track_of(lbn);
+        let tr = self.m.track_of(lbn);
         let s = self.m.layout.sector_of(&tr, lbn);
         (tr.cyl, tr.head, Spindle::boundary((s + tr.rot_offset) as u64 % tr.spt as u64, tr.spt))
     }
@@ -1073,7 +1075,7 @@ impl Hdd {
         let mut t = t_seek;
         let mut first = true;
         while l < b {
-            let tr = self.m.layout.track_of(l);
+            let tr = self.m.track_of(l);
             let mut seek = self.m.seek_ns((h.cyl, h.head), (tr.cyl, tr.head), true);
             if first && min_seek {
                 seek = seek.max(self.p.min_seek_delay_ns);
