@@ -179,7 +179,15 @@ pub trait Scheduler: Send {
 /// ordered list with the literal scan until the list next empties.
 #[derive(Debug, Default)]
 pub struct DispatchList {
-    mode: Mode,
+    /// Which form holds the requests; the other is empty. Both keep their storage while
+    /// empty, so the usual empty → one request → empty cycle allocates nothing.
+    linear: bool,
+    /// Canonical form: `ahead` holds requests at or beyond the boundary, `behind` those
+    /// below it, each keyed by (sector, insertion order).
+    ahead: BTreeMap<(u64, u64), Request>,
+    behind: BTreeMap<(u64, u64), Request>,
+    /// Literal list.
+    list: VecDeque<Entry>,
     /// `q->end_sector`: the sort boundary (end of the last started request).
     end_sector: u64,
     /// `q->boundary_rq`: a request added with `add_tail` that set the boundary.
@@ -188,24 +196,6 @@ pub struct DispatchList {
     seq: u64,
     /// Ids moved here since the framework last looked.
     moved: Vec<ReqId>,
-    /// The literal list's storage while in sorted mode, kept so that the common
-    /// empty → one request → empty cycle of `add_tail` allocates nothing.
-    spare: VecDeque<Entry>,
-}
-
-#[derive(Debug)]
-enum Mode {
-    /// Canonical form: `ahead` holds requests at or beyond the boundary, `behind` those
-    /// below it, each keyed by (sector, insertion order).
-    Sorted { ahead: BTreeMap<(u64, u64), Request>, behind: BTreeMap<(u64, u64), Request> },
-    /// Literal list.
-    Linear(VecDeque<Entry>),
-}
-
-impl Default for Mode {
-    fn default() -> Self {
-        Mode::Sorted { ahead: BTreeMap::new(), behind: BTreeMap::new() }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -217,61 +207,47 @@ struct Entry {
 
 impl DispatchList {
     pub fn len(&self) -> usize {
-        match &self.mode {
-            Mode::Sorted { ahead, behind } => ahead.len() + behind.len(),
-            Mode::Linear(v) => v.len(),
-        }
+        if self.linear { self.list.len() } else { self.ahead.len() + self.behind.len() }
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
     /// The request at position `i` (0 = next to go to the driver).
     pub fn get(&self, i: usize) -> Option<&Request> {
-        match &self.mode {
-            Mode::Sorted { .. } => self.iter().nth(i),
-            Mode::Linear(v) => v.get(i).map(|e| &e.rq),
-        }
+        if self.linear { self.list.get(i).map(|e| &e.rq) } else { self.iter().nth(i) }
     }
     pub fn iter(&self) -> Box<dyn Iterator<Item = &Request> + '_> {
-        match &self.mode {
-            Mode::Sorted { ahead, behind } => Box::new(ahead.values().chain(behind.values())),
-            Mode::Linear(v) => Box::new(v.iter().map(|e| &e.rq)),
+        if self.linear {
+            Box::new(self.list.iter().map(|e| &e.rq))
+        } else {
+            Box::new(self.ahead.values().chain(self.behind.values()))
         }
     }
     /// End sector of the request at the tail (CFQ's `last_sector` after a dispatch).
     pub fn tail_end(&self) -> Option<u64> {
-        match &self.mode {
-            Mode::Sorted { ahead, behind } => {
-                behind.values().next_back().or(ahead.values().next_back()).map(|r| r.end())
-            }
-            Mode::Linear(v) => v.back().map(|e| e.rq.end()),
+        if self.linear {
+            self.list.back().map(|e| e.rq.end())
+        } else {
+            self.behind.values().next_back().or(self.ahead.values().next_back()).map(|r| r.end())
         }
     }
     pub fn end_sector(&self) -> u64 {
         self.end_sector
     }
 
+    /// Switch to the literal list (keeping the order).
     fn linear(&mut self) -> &mut VecDeque<Entry> {
-        if let Mode::Sorted { ahead, behind } = &mut self.mode {
-            let mut v = std::mem::take(&mut self.spare);
-            if ahead.is_empty() && behind.is_empty() {
-                // The usual case (an empty list getting its first request): nothing to move.
-                self.mode = Mode::Linear(v);
-                let Mode::Linear(v) = &mut self.mode else { unreachable!() };
-                return v;
+        if !self.linear {
+            self.linear = true;
+            // Drained one by one so that the maps keep their storage.
+            while let Some((_, rq)) = self.ahead.pop_first() {
+                self.list.push_back(Entry { rq, barrier: false });
             }
-            v.extend(
-                std::mem::take(ahead)
-                    .into_values()
-                    .chain(std::mem::take(behind).into_values())
-                    .map(|rq| Entry { rq, barrier: false }),
-            );
-            self.mode = Mode::Linear(v);
+            while let Some((_, rq)) = self.behind.pop_first() {
+                self.list.push_back(Entry { rq, barrier: false });
+            }
         }
-        match &mut self.mode {
-            Mode::Linear(v) => v,
-            Mode::Sorted { .. } => unreachable!(),
-        }
+        &mut self.list
     }
 
     /// `elv_dispatch_sort` (2.6.20): scan back from the tail, stopping at a barrier;
@@ -281,39 +257,37 @@ impl DispatchList {
         self.moved.push(rq.id);
         self.seq += 1;
         let boundary = self.end_sector;
-        match &mut self.mode {
-            Mode::Sorted { ahead, behind } => {
-                let key = (rq.sector, self.seq);
-                if rq.sector >= boundary {
-                    ahead.insert(key, rq);
-                } else {
-                    behind.insert(key, rq);
-                }
+        if !self.linear {
+            let key = (rq.sector, self.seq);
+            if rq.sector >= boundary {
+                self.ahead.insert(key, rq);
+            } else {
+                self.behind.insert(key, rq);
             }
-            Mode::Linear(v) => {
-                let mut pos = v.len();
-                while pos > 0 {
-                    let e = &v[pos - 1];
-                    if e.barrier {
-                        break;
-                    }
-                    let s = e.rq.sector;
-                    if rq.sector >= boundary {
-                        if s < boundary {
-                            pos -= 1;
-                            continue;
-                        }
-                    } else if s >= boundary {
-                        break;
-                    }
-                    if rq.sector >= s {
-                        break;
-                    }
-                    pos -= 1;
-                }
-                v.insert(pos, Entry { rq, barrier: false });
-            }
+            return;
         }
+        let v = &mut self.list;
+        let mut pos = v.len();
+        while pos > 0 {
+            let e = &v[pos - 1];
+            if e.barrier {
+                break;
+            }
+            let s = e.rq.sector;
+            if rq.sector >= boundary {
+                if s < boundary {
+                    pos -= 1;
+                    continue;
+                }
+            } else if s >= boundary {
+                break;
+            }
+            if rq.sector >= s {
+                break;
+            }
+            pos -= 1;
+        }
+        v.insert(pos, Entry { rq, barrier: false });
     }
 
     /// `elv_dispatch_add_tail`: append and set the boundary to its end.
@@ -346,38 +320,36 @@ impl DispatchList {
 
     /// The driver takes the head (`elv_next_request` + dequeue); updates the boundary.
     pub(crate) fn pop_front(&mut self) -> Option<Request> {
-        let rq = match &mut self.mode {
-            Mode::Sorted { ahead, behind } => {
-                let from_ahead = !ahead.is_empty();
-                let rq = if from_ahead { ahead.pop_first() } else { behind.pop_first() }.map(|(_, r)| r)?;
-                // The new boundary is this request's end. The form survives unless an
-                // overlapping request is now below it while placed before others.
-                let b = rq.end();
-                let canonical = if from_ahead {
-                    ahead.first_key_value().is_none_or(|(_, r)| r.sector >= b)
-                } else {
-                    // Only `behind` remained: it becomes the new `ahead` if all of it is
-                    // at or beyond the new boundary.
-                    behind.first_key_value().is_none_or(|(_, r)| r.sector >= b)
-                };
-                if !from_ahead && canonical {
-                    std::mem::swap(ahead, behind);
-                }
-                if !canonical {
-                    self.linear();
-                }
-                rq
+        let rq = if self.linear {
+            self.list.pop_front()?.rq
+        } else {
+            let from_ahead = !self.ahead.is_empty();
+            let rq = if from_ahead { self.ahead.pop_first() } else { self.behind.pop_first() }.map(|(_, r)| r)?;
+            // The new boundary is this request's end. The form survives unless an
+            // overlapping request is now below it while placed before others.
+            let b = rq.end();
+            let canonical = if from_ahead {
+                self.ahead.first_key_value().is_none_or(|(_, r)| r.sector >= b)
+            } else {
+                // Only `behind` remained: it becomes the new `ahead` if all of it is
+                // at or beyond the new boundary.
+                self.behind.first_key_value().is_none_or(|(_, r)| r.sector >= b)
+            };
+            if !from_ahead && canonical {
+                std::mem::swap(&mut self.ahead, &mut self.behind);
             }
-            Mode::Linear(v) => v.pop_front()?.rq,
+            if !canonical {
+                self.linear();
+            }
+            rq
         };
         if self.boundary.is_none() || self.boundary == Some(rq.id) {
             self.end_sector = rq.end();
             self.boundary = None;
         }
-        if self.is_empty()
-            && let Mode::Linear(v) = std::mem::take(&mut self.mode)
-        {
-            self.spare = v;
+        if self.is_empty() {
+            // Back to the canonical form, which an empty list is.
+            self.linear = false;
         }
         Some(rq)
     }
