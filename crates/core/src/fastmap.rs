@@ -56,3 +56,107 @@ pub type FastBuild = BuildHasherDefault<FxHasher>;
 pub type FastMap<K, V> = HashMap<K, V, FastBuild>;
 /// A `HashSet` with [`FxHasher`].
 pub type FastSet<K> = HashSet<K, FastBuild>;
+
+/// A map from request ids to per-request data, for the framework's and the policies'
+/// per-request records (the kernel hangs these off `struct request`).
+///
+/// The records live in a dense slab reused last-freed-first, and only a small id → slot
+/// index goes through the hash table. With thousands of requests queued the table stays
+/// small enough for the cache, and a request inserted right after another completes
+/// reuses that one's (warm) record. Behaves as a `HashMap<ReqId, V>`.
+#[derive(Debug, Clone)]
+pub struct IdMap<V> {
+    index: FastMap<crate::ReqId, u32>,
+    slab: Vec<Option<V>>,
+    free: Vec<u32>,
+}
+
+impl<V> Default for IdMap<V> {
+    fn default() -> Self {
+        IdMap { index: FastMap::default(), slab: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<V> IdMap<V> {
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+    pub fn contains_key(&self, id: &crate::ReqId) -> bool {
+        self.index.contains_key(id)
+    }
+    /// Insert, returning the value replaced.
+    pub fn insert(&mut self, id: crate::ReqId, v: V) -> Option<V> {
+        if let Some(&i) = self.index.get(&id) {
+            return self.slab[i as usize].replace(v);
+        }
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = Some(v);
+                i
+            }
+            None => {
+                self.slab.push(Some(v));
+                (self.slab.len() - 1) as u32
+            }
+        };
+        self.index.insert(id, i);
+        None
+    }
+    pub fn get(&self, id: &crate::ReqId) -> Option<&V> {
+        let &i = self.index.get(id)?;
+        self.slab[i as usize].as_ref()
+    }
+    pub fn get_mut(&mut self, id: &crate::ReqId) -> Option<&mut V> {
+        let &i = self.index.get(id)?;
+        self.slab[i as usize].as_mut()
+    }
+    pub fn remove(&mut self, id: &crate::ReqId) -> Option<V> {
+        let i = self.index.remove(id)?;
+        self.free.push(i);
+        self.slab[i as usize].take()
+    }
+    /// Entries in no particular order (callers must not base decisions on it).
+    pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
+        self.slab.iter().flatten()
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (crate::ReqId, &V)> + '_ {
+        self.index.iter().map(|(&id, &i)| (id, self.slab[i as usize].as_ref().expect("indexed slot is live")))
+    }
+}
+
+impl<V> std::ops::Index<&crate::ReqId> for IdMap<V> {
+    type Output = V;
+    fn index(&self, id: &crate::ReqId) -> &V {
+        self.get(id).expect("no record for this request id")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_map_behaves_as_a_hash_map() {
+        let mut m = IdMap::default();
+        let mut h = FastMap::default();
+        let mut rng = crate::Rng::new(3);
+        for _ in 0..20_000 {
+            let id = rng.below(300);
+            match rng.below(3) {
+                0 => assert_eq!(m.insert(id, id * 7 + rng.below(5)).is_some(), h.insert(id, 0).is_some()),
+                1 => assert_eq!(m.remove(&id).is_some(), h.remove(&id).is_some()),
+                _ => assert_eq!(m.get(&id).is_some(), h.contains_key(&id)),
+            }
+            assert_eq!(m.len(), h.len());
+        }
+        let mut ids: Vec<_> = m.iter().map(|(id, _)| id).collect();
+        ids.sort();
+        let mut want: Vec<_> = h.keys().copied().collect();
+        want.sort();
+        assert_eq!(ids, want);
+        assert_eq!(m.values().count(), m.len());
+    }
+}

@@ -155,8 +155,18 @@ impl Hz {
         1_000_000_000 / self.0 as u64
     }
     /// The jiffies counter at `now` (jiffies start at 0 at the start of the run).
+    #[inline]
     pub fn jiffies(self, now: Instant) -> u64 {
-        now.as_nanos() / self.nanos_per_jiffy()
+        // One arm per allowed rate, so each division is by a constant (a multiply), not
+        // a hardware divide: policies convert the time on every call.
+        let ns = now.as_nanos();
+        match self.0 {
+            1000 => ns / 1_000_000,
+            250 => ns / 4_000_000,
+            100 => ns / 10_000_000,
+            300 => ns / (1_000_000_000 / 300),
+            _ => ns / self.nanos_per_jiffy(),
+        }
     }
     /// The instant at which the jiffies counter reaches `j` (when a timer set for `j` fires).
     pub fn instant(self, j: u64) -> Instant {

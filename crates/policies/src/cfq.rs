@@ -24,8 +24,8 @@
 
 use crate::common::{Fifo, IoStats, SortTree, choose_by_position};
 use iosched_core::{
-    Ctx, Decision, Dir, FastMap, Hz, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request, Scheduler,
-    Spec, Status,
+    Ctx, Decision, Dir, FastMap, Hz, IdMap, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request,
+    Scheduler, Spec, Status,
 };
 
 const ASYNC: usize = 0;
@@ -212,7 +212,7 @@ pub struct Cfq {
     last_sector: u64,
     last_end_request: u64,
 
-    rqs: FastMap<ReqId, CfqRq>,
+    rqs: IdMap<CfqRq>,
     cics: FastMap<Owner, Cic>,
     nr_sorted: usize,
 }
@@ -254,7 +254,7 @@ impl Cfq {
             dispatch_slice: 0,
             last_sector: 0,
             last_end_request: 0,
-            rqs: FastMap::default(),
+            rqs: IdMap::default(),
             cics: FastMap::default(),
             nr_sorted: 0,
         }
@@ -561,6 +561,17 @@ impl Cfq {
         })
     }
 
+    /// A request let go of its context: one lookup for the count and the forget check.
+    fn put_cic(&mut self, owner: Owner) {
+        let Some(c) = self.cics.get_mut(&owner) else {
+            return;
+        };
+        c.refs -= 1;
+        if c.exited && c.refs == 0 && self.active_cic != Some(owner) {
+            self.cics.remove(&owner);
+        }
+    }
+
     fn maybe_forget_cic(&mut self, owner: Owner) {
         if self.active_cic == Some(owner) {
             return;
@@ -763,11 +774,22 @@ impl Cfq {
             }
         }
         let p = prio?;
-        // Splice rr_list[p] into cur_rr (which is empty here).
-        for id in self.list_ids(p as u8) {
-            self.list_del(id);
-            self.list_insert_before(id, LIST_CUR, NIL);
+        // Splice rr_list[p] into cur_rr (which is empty here), whole: same order, and the
+        // leading run of new queues stays the leading run.
+        debug_assert_eq!(self.heads[LIST_CUR as usize], NIL);
+        let pi = p;
+        let mut c = self.heads[pi];
+        while c != NIL {
+            let q = self.qm(c);
+            q.list = LIST_CUR;
+            c = q.next;
         }
+        let cur = LIST_CUR as usize;
+        self.heads[cur] = std::mem::replace(&mut self.heads[pi], NIL);
+        self.tails[cur] = std::mem::replace(&mut self.tails[pi], NIL);
+        self.run_last[cur] = std::mem::replace(&mut self.run_last[pi], NIL);
+        #[cfg(debug_assertions)]
+        self.check_runs();
         self.cur_prio = p + 1;
         if self.cur_prio > self.cur_end_prio {
             self.cur_end_prio = self.cur_prio;
@@ -1104,7 +1126,9 @@ impl Scheduler for Cfq {
         let sync = rq.is_sync() as usize;
         // cfq_set_request: the task's context and queue.
         let owner = rq.owner;
-        let cached = self.cic(owner, now_j).queues[sync];
+        let cic = self.cic(owner, now_j);
+        cic.refs += 1; // the request's reference to its context
+        let cached = cic.queues[sync];
         let qid = match cached {
             Some(q) => q,
             None => {
@@ -1115,12 +1139,12 @@ impl Scheduler for Cfq {
             }
         };
         self.qm(qid).refs += 1; // the request's reference
-        self.cics.get_mut(&owner).unwrap().refs += 1;
-        self.rqs.insert(rq.id, CfqRq { rq: *rq, q: qid, fifo_key: 0, cic: owner });
+        // The FIFO position first (the alias rule in add_rq_rb may dispatch another
+        // request, which does not move this one's position).
+        let fifo_key = self.qm(qid).fifo.push_back(rq.id);
+        self.rqs.insert(rq.id, CfqRq { rq: *rq, q: qid, fifo_key, cic: owner });
         self.nr_sorted += 1;
         self.add_rq_rb(rq.id, now_j, ctx);
-        let key = self.qm(qid).fifo.push_back(rq.id);
-        self.rqs.get_mut(&rq.id).unwrap().fifo_key = key;
         self.rq_enqueued(qid, rq.id, now_j, ctx);
     }
 
@@ -1287,10 +1311,7 @@ impl Scheduler for Cfq {
         }
         // cfq_put_request
         self.put_queue(qid, now_j, ctx);
-        if let Some(c) = self.cics.get_mut(&r.cic) {
-            c.refs -= 1;
-        }
-        self.maybe_forget_cic(r.cic);
+        self.put_cic(r.cic);
     }
 
     fn may_queue(&mut self, _now: Instant, owner: Owner, prio: IoPrio, dir: Dir, sync: bool) -> MayQueue {
