@@ -61,7 +61,7 @@ fn main() {
         s.arrive();
     }
     s.pump();
-    let n = 300_000u32;
+    let n: u32 = std::env::args().nth(3).map(|s| s.parse().unwrap()).unwrap_or(300_000);
     s.timeouts = 0;
     let (mut ta, mut tc, mut tp) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
     for _ in 0..n {

@@ -31,8 +31,8 @@
 
 use crate::common::{Fifo, IoStats, SortTree, choose_by_position};
 use iosched_core::{
-    Ctx, Decision, Dir, FastMap, Hz, Instant, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request, Scheduler, Spec,
-    Status,
+    Ctx, Decision, Dir, FastMap, Hz, IdMap, Instant, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request, Scheduler,
+    Spec, Status,
 };
 
 const SYNC: usize = 1;
@@ -183,7 +183,7 @@ pub struct Anticipatory {
     merge_swaps_ioc: bool,
     merge_stamps_ioc_quirk: bool,
 
-    rqs: FastMap<ReqId, AsRq>,
+    rqs: IdMap<AsRq>,
     sort: [SortTree; 2],
     fifo: [Fifo; 2],
     next_rq: [Option<ReqId>; 2],
@@ -232,7 +232,7 @@ impl Anticipatory {
             initial_batch_async_quirk: true,
             merge_swaps_ioc: false,
             merge_stamps_ioc_quirk: true,
-            rqs: FastMap::default(),
+            rqs: IdMap::default(),
             sort: Default::default(),
             fifo: Default::default(),
             next_rq: [None; 2],

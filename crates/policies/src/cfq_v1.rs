@@ -22,8 +22,8 @@
 
 use crate::common::{KeyedList, SortTree};
 use iosched_core::{
-    Ctx, Decision, Dir, FastMap, Instant, IoPrio, MayQueue, MergeKind, Owner, QueueConfig, ReqId, Request, Scheduler,
-    Spec,
+    Ctx, Decision, Dir, FastMap, IdMap, Instant, IoPrio, MayQueue, MergeKind, Owner, QueueConfig, ReqId, Request,
+    Scheduler, Spec,
 };
 
 const VERSIONS: &[&str] = &["2003", "2.6.6", "2.6.8"];
@@ -68,7 +68,7 @@ pub struct CfqV1 {
 
     queues: FastMap<Owner, V1Queue>,
     rr_list: KeyedList<Owner>,
-    rqs: FastMap<ReqId, (Request, Owner)>,
+    rqs: IdMap<(Request, Owner)>,
     nr: usize,
 }
 
@@ -90,7 +90,7 @@ impl CfqV1 {
             max_queued: 128,
             queues: FastMap::default(),
             rr_list: KeyedList::default(),
-            rqs: FastMap::default(),
+            rqs: IdMap::default(),
             nr: 0,
         }
     }

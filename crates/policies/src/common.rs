@@ -9,13 +9,72 @@ use std::collections::BTreeMap;
 /// tombstones until the front passes them.
 #[derive(Debug, Default)]
 pub struct Fifo {
-    items: std::collections::VecDeque<ReqId>,
+    items: SmallDeque,
     /// Key of `items[0]`.
     base: u64,
     live: usize,
 }
 
 const TOMB: ReqId = ReqId::MAX;
+
+/// Entries a [`Fifo`] holds inline before it spills to the heap.
+const FIFO_INLINE: usize = 4;
+
+/// A deque that keeps up to [`FIFO_INLINE`] entries in itself. A CFQ queue per process
+/// usually holds a request or two; with thousands of processes, separately allocated
+/// buffers would scatter those over the heap. Once spilled, entries stay in the heap
+/// buffer until it empties (it keeps its storage, so a busy queue does not allocate as it
+/// drains and refills).
+#[derive(Debug, Default)]
+struct SmallDeque {
+    inline: [ReqId; FIFO_INLINE],
+    n: u8,
+    spill: std::collections::VecDeque<ReqId>,
+}
+
+impl SmallDeque {
+    fn len(&self) -> usize {
+        self.n as usize + self.spill.len()
+    }
+    fn get(&self, i: usize) -> Option<&ReqId> {
+        if self.spill.is_empty() { self.inline[..self.n as usize].get(i) } else { self.spill.get(i) }
+    }
+    fn get_mut(&mut self, i: usize) -> Option<&mut ReqId> {
+        if self.spill.is_empty() { self.inline[..self.n as usize].get_mut(i) } else { self.spill.get_mut(i) }
+    }
+    fn front(&self) -> Option<&ReqId> {
+        self.get(0)
+    }
+    fn push_back(&mut self, x: ReqId) {
+        let n = self.n as usize;
+        if self.spill.is_empty() && n < FIFO_INLINE {
+            self.inline[n] = x;
+            self.n += 1;
+            return;
+        }
+        if self.spill.is_empty() {
+            self.spill.extend(&self.inline[..n]);
+            self.n = 0;
+        }
+        self.spill.push_back(x);
+    }
+    fn pop_front(&mut self) -> Option<ReqId> {
+        if !self.spill.is_empty() {
+            return self.spill.pop_front();
+        }
+        let n = self.n as usize;
+        if n == 0 {
+            return None;
+        }
+        let x = self.inline[0];
+        self.inline.copy_within(1..n, 0);
+        self.n -= 1;
+        Some(x)
+    }
+    fn iter(&self) -> impl Iterator<Item = &ReqId> + '_ {
+        self.inline[..self.n as usize].iter().chain(self.spill.iter())
+    }
+}
 
 impl Fifo {
     /// Append; returns the position key.
@@ -44,8 +103,9 @@ impl Fifo {
     /// Put `id` in the live position `key` instead of what is there.
     pub fn replace(&mut self, key: u64, id: ReqId) {
         let i = (key - self.base) as usize;
-        debug_assert_ne!(self.items[i], TOMB);
-        self.items[i] = id;
+        let slot = self.items.get_mut(i).expect("replace at a position not in the FIFO");
+        debug_assert_ne!(*slot, TOMB);
+        *slot = id;
     }
     pub fn front(&self) -> Option<ReqId> {
         self.items.front().copied()
@@ -58,12 +118,12 @@ impl Fifo {
     }
     /// The entry before / after `key` (noop's former/latter).
     pub fn before(&self, key: u64) -> Option<ReqId> {
-        let i = key.checked_sub(self.base)? as usize;
-        self.items.range(..i).rev().find(|&&x| x != TOMB).copied()
+        let i = (key.checked_sub(self.base)? as usize).min(self.items.len());
+        (0..i).rev().map(|j| self.items.get(j).copied().unwrap()).find(|&x| x != TOMB)
     }
     pub fn after(&self, key: u64) -> Option<ReqId> {
         let i = key.checked_sub(self.base)? as usize;
-        self.items.range(i + 1..).find(|&&x| x != TOMB).copied()
+        (i + 1..self.items.len()).map(|j| self.items.get(j).copied().unwrap()).find(|&x| x != TOMB)
     }
     pub fn iter(&self) -> impl Iterator<Item = ReqId> + '_ {
         self.items.iter().copied().filter(|&x| x != TOMB)
@@ -285,6 +345,41 @@ mod tests {
             assert_eq!(t.next(sector), m.range(sector + 1..).next().map(|(_, &v)| v));
             assert_eq!(t.prev(sector), m.range(..sector).next_back().map(|(_, &v)| v));
             assert!(t.iter().eq(m.iter().map(|(&s, &i)| (s, i))));
+        }
+    }
+
+    /// The FIFO keeps positions and order through spills to the heap and back, against a
+    /// plain model.
+    #[test]
+    fn fifo_matches_a_model() {
+        let mut f = Fifo::default();
+        // (key, id) of live entries in order.
+        let mut model: Vec<(u64, ReqId)> = Vec::new();
+        let mut rng = 5u64;
+        for step in 0..20_000u64 {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let big = (step / 1000) % 2 == 1;
+            let r = (rng >> 33) % 10;
+            if model.is_empty() || r < if big { 6 } else { 4 } {
+                let k = f.push_back(step);
+                model.push((k, step));
+            } else if r < 8 {
+                let i = (rng >> 40) as usize % model.len();
+                let (k, _) = model.remove(i);
+                f.remove(k);
+            } else {
+                let i = (rng >> 40) as usize % model.len();
+                model[i].1 = step + 1_000_000;
+                f.replace(model[i].0, step + 1_000_000);
+            }
+            assert_eq!(f.len(), model.len());
+            assert_eq!(f.front(), model.first().map(|e| e.1));
+            assert!(f.iter().eq(model.iter().map(|e| e.1)));
+            if let Some(&(k, _)) = model.get(model.len() / 2) {
+                let i = model.len() / 2;
+                assert_eq!(f.before(k), i.checked_sub(1).map(|j| model[j].1));
+                assert_eq!(f.after(k), model.get(i + 1).map(|e| e.1));
+            }
         }
     }
 

@@ -14,7 +14,7 @@
 //! `writes_starved + 1` direction choices.
 
 use crate::common::{Fifo, SortTree};
-use iosched_core::{Ctx, Decision, Dir, FastMap, Hz, Instant, MergeKind, ReqId, Request, Scheduler, Spec};
+use iosched_core::{Ctx, Decision, Dir, Hz, IdMap, Instant, MergeKind, ReqId, Request, Scheduler, Spec};
 
 const TUNABLES: &[Spec] = &[
     Spec::millis("read_expire", 0, i32::MAX as i64, "deadline given to a read at insertion"),
@@ -50,7 +50,7 @@ pub struct Deadline {
     front_merges: bool,
     batch_requires_contiguity: bool,
 
-    rqs: FastMap<ReqId, DlRq>,
+    rqs: IdMap<DlRq>,
     sort: [SortTree; 2],
     fifo: [Fifo; 2],
     next_rq: [Option<ReqId>; 2],
@@ -68,7 +68,7 @@ impl Deadline {
             fifo_batch: 16,
             front_merges: true,
             batch_requires_contiguity: true,
-            rqs: FastMap::default(),
+            rqs: IdMap::default(),
             sort: Default::default(),
             fifo: Default::default(),
             next_rq: [None; 2],

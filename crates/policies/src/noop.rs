@@ -9,13 +9,13 @@
 //! Bound on waiting: a request waits for at most the requests queued before it.
 
 use crate::common::Fifo;
-use iosched_core::{Ctx, Decision, FastMap, Instant, ReqId, Request, Scheduler, Spec};
+use iosched_core::{Ctx, Decision, IdMap, Instant, ReqId, Request, Scheduler, Spec};
 
 #[derive(Debug, Default)]
 pub struct Noop {
     fifo: Fifo,
     /// Queued requests with their FIFO position.
-    rqs: FastMap<ReqId, (Request, u64)>,
+    rqs: IdMap<(Request, u64)>,
 }
 
 impl Noop {
