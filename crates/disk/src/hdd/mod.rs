@@ -935,10 +935,12 @@ impl Hdd {
         let mut ready_cmds = std::mem::take(&mut self.scratch_ready);
         dirty.clear();
         ready_cmds.clear();
-        dirty.extend(
-            (0..self.segs.len())
-                .filter(|&i| self.segs[i].state == SegState::Dirty && self.segs[i].destaging_until.is_none()),
-        );
+        if self.dirty_possible.get() {
+            dirty.extend(
+                (0..self.segs.len())
+                    .filter(|&i| self.segs[i].state == SegState::Dirty && self.segs[i].destaging_until.is_none()),
+            );
+        }
         let cap = (c.write_segments.max(1) as u64) * self.seg_size();
         let dirty_blocks: u64 = dirty.iter().map(|&i| self.segs[i].end - self.segs[i].dirty_from).sum();
         let collision = self.queue.iter().any(|q| {
