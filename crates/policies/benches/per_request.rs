@@ -1,5 +1,7 @@
 //! Cost per request (insert + dispatch + complete, through the Queue framework) for every
-//! policy, with 1, 100 and 10,000 owners and 10,000 requests queued.
+//! policy, with 1, 100 and 10,000 owners and 10,000 requests queued (group `per_request`),
+//! and with 100 owners and 100 to 100,000 requests queued (group `queue_length`), to show
+//! how the cost grows with each.
 //!
 //! Each iteration is one request's life in steady state: a new read arrives, the request
 //! in flight completes, the next one is dispatched (timers are fired when due, so AS and
@@ -11,8 +13,6 @@ use iosched_policies::SchedSpec;
 use std::hint::black_box;
 use std::time::Duration;
 
-const QUEUED: u64 = 10_000;
-
 struct State {
     q: Queue,
     now: Instant,
@@ -23,7 +23,7 @@ struct State {
 }
 
 impl State {
-    fn new(sched: &str, owners: u64) -> Self {
+    fn new(sched: &str, owners: u64, queued: u64) -> Self {
         let spec =
             SchedSpec::parse(sched).unwrap().with_setting("nr_requests", "1048576").with_setting("plugging", "0");
         let mut s = State {
@@ -34,7 +34,7 @@ impl State {
             rng: 0x9e3779b97f4a7c15,
             in_flight: None,
         };
-        for _ in 0..QUEUED {
+        for _ in 0..queued {
             s.arrive();
         }
         s.pump();
@@ -84,12 +84,14 @@ impl State {
     }
 }
 
+const SCHEDULERS: [&str; 5] = ["noop", "deadline", "as", "cfq", "cfq-v1"];
+
 fn per_request(c: &mut Criterion) {
     let mut g = c.benchmark_group("per_request");
     g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2)).sample_size(20);
-    for sched in ["noop", "deadline", "as", "cfq", "cfq-v1"] {
+    for sched in SCHEDULERS {
         for owners in [1u64, 100, 10_000] {
-            let mut st = State::new(sched, owners);
+            let mut st = State::new(sched, owners, 10_000);
             g.bench_with_input(BenchmarkId::new(sched, owners), &owners, |b, _| {
                 b.iter(|| {
                     st.step();
@@ -101,5 +103,22 @@ fn per_request(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, per_request);
+fn queue_length(c: &mut Criterion) {
+    let mut g = c.benchmark_group("queue_length");
+    g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2)).sample_size(20);
+    for sched in SCHEDULERS {
+        for queued in [100u64, 1_000, 10_000, 100_000] {
+            let mut st = State::new(sched, 100, queued);
+            g.bench_with_input(BenchmarkId::new(sched, queued), &queued, |b, _| {
+                b.iter(|| {
+                    st.step();
+                    black_box(st.in_flight)
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, per_request, queue_length);
 criterion_main!(benches);
