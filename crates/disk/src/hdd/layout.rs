@@ -169,6 +169,9 @@ struct Band {
     blocks: u64,
     /// True when no slip can disturb the simple arithmetic.
     simple: bool,
+    /// `first_block_offset`, `track_skew` and `cylinder_skew` reduced mod the sectors per
+    /// track, once (the rotational offset of every track looked up uses them).
+    skews: (u32, u32, u32),
 }
 
 /// The layout of a whole disk.
@@ -247,7 +250,9 @@ impl Layout {
             }
             let blocks = total - lost;
             let simple = z.slips.is_empty();
-            bands.push(Band { z, start_lbn, blocks, simple });
+            let spt = z.sectors_per_track;
+            let skews = (z.first_block_offset % spt, z.track_skew % spt, z.cylinder_skew % spt);
+            bands.push(Band { z, start_lbn, blocks, simple, skews });
             start_lbn += blocks;
         }
         Ok(Layout {
@@ -444,9 +449,8 @@ impl Layout {
         let c = (cyl - z.first_cylinder) as u64;
         let hp = self.head_pos(b, cyl, head) as u64;
         let switches = hp + (self.surfaces as u64 - 1) * c;
-        let mut off = z.first_block_offset as u64 % spt
-            + (switches % spt) * (z.track_skew as u64 % spt)
-            + (c % spt) * (z.cylinder_skew as u64 % spt);
+        let (fbo, ts, cs) = b.skews;
+        let mut off = fbo as u64 + (switches % spt) * ts as u64 + (c % spt) * cs as u64;
         // Slips push the skew forward in the per-cylinder and per-track schemes.
         if !b.simple && (self.sparing.per_cylinder() || self.sparing == Sparing::SectorsPerTrack) {
             let mut tracks = c * self.surfaces as u64;
@@ -468,6 +472,23 @@ impl Layout {
 
     /// The track holding `lbn`, with its LBN range.
     pub fn track_of(&self, lbn: u64) -> Track {
+        let bi = self.band_of_lbn(lbn);
+        let b = &self.bands[bi];
+        if b.simple && self.sparing == Sparing::None && self.mapping == Mapping::Conventional {
+            // The common layout: tracks are consecutive runs of `spt` LBNs after the empty
+            // space at the front of the zone (what ltop and track compute, in one step).
+            let spt = b.z.sectors_per_track as u64;
+            let front = b.z.empty_space_at_front;
+            let trackno = (lbn - b.start_lbn + front) / spt;
+            let h = self.surfaces as u64;
+            let cyl = b.z.first_cylinder + (trackno / h) as u32;
+            let head = (trackno % h) as u32;
+            let pos0 = trackno * spt;
+            let first = b.start_lbn + pos0.saturating_sub(front).min(b.blocks);
+            let end = b.start_lbn + (pos0 + spt).saturating_sub(front).min(b.blocks);
+            let rot_offset = self.rot_offset_in(b, cyl, head);
+            return Track { cyl, head, first, end, spt: spt as u32, rot_offset, zone: bi };
+        }
         let p = self.ltop(lbn);
         self.track(p.cyl, p.head).expect("an LBN's own track always holds LBNs")
     }
@@ -584,6 +605,23 @@ mod tests {
         // cylinder 1 head 0: one track switch + one cylinder skew.
         assert_eq!(l.rot_offset(1, 0), 30);
         assert_eq!(l.capacity(), 2000);
+    }
+
+    /// The one-step `track_of` of plain layouts equals ltop followed by `track`, with
+    /// empty space at the front of zones and skews larger than a track.
+    #[test]
+    fn fast_track_of_equals_the_general_path() {
+        let mut z1 = zone(0, 3, 10);
+        z1.empty_space_at_front = 7;
+        z1.first_block_offset = 13;
+        let mut z2 = zone(4, 9, 8);
+        z2.empty_space_at_front = 3;
+        z2.track_skew = 19;
+        let l = Layout::simple(3, vec![z1, z2]).unwrap();
+        for lbn in 0..l.capacity() {
+            let p = l.ltop(lbn);
+            assert_eq!(l.track_of(lbn), l.track(p.cyl, p.head).unwrap(), "lbn {lbn}");
+        }
     }
 
     #[test]
