@@ -184,6 +184,8 @@ pub struct Layout {
     range_size: u32,
     bands: Vec<Band>,
     capacity: u64,
+    /// See [`Layout::is_plain`].
+    plain: bool,
 }
 
 impl Layout {
@@ -255,6 +257,7 @@ impl Layout {
             bands.push(Band { z, start_lbn, blocks, simple, skews });
             start_lbn += blocks;
         }
+        let plain = sparing == Sparing::None && mapping == Mapping::Conventional && bands.iter().all(|b| b.simple);
         Ok(Layout {
             surfaces,
             cylinders: cylinders.max(next_cyl),
@@ -263,6 +266,7 @@ impl Layout {
             range_size,
             bands,
             capacity: start_lbn,
+            plain,
         })
     }
 
@@ -468,6 +472,11 @@ impl Layout {
         let spt = b.z.sectors_per_track as u64;
         let c = (p.cyl - b.z.first_cylinder) as u64;
         (c * self.surfaces as u64 + self.head_pos(b, p.cyl, p.head) as u64) * spt + p.sector as u64
+    }
+
+    /// No slips, no spares, conventional mapping: [`Layout::track_of`] is plain arithmetic.
+    pub fn is_plain(&self) -> bool {
+        self.plain
     }
 
     /// The track holding `lbn`, with its LBN range.

@@ -161,6 +161,10 @@ pub fn seek_table(seek: &SeekCurve, cylinders: u32) -> Vec<u32> {
 impl Mechanics {
     /// [`Layout::track_of`], through the cache of recent tracks.
     pub fn track_of(&self, lbn: u64) -> Track {
+        if self.layout.is_plain() {
+            // Computed in one step; cheaper than searching the cache.
+            return self.layout.track_of(lbn);
+        }
         for c in &self.recent_tracks {
             if let Some(t) = c.get()
                 && t.first <= lbn
