@@ -225,6 +225,7 @@ impl iosched_sim::Program for Main {
                             done_ops: 0,
                             rng: Rng::derive(self.seed, (self.phase * 100_000 + i) as u64),
                             step: 0,
+                            data_call_pending: false,
                             cpu0: Duration::ZERO,
                             collect: self.collect.clone(),
                         };
@@ -285,14 +286,17 @@ struct Worker {
     done_ops: u64,
     rng: Rng,
     step: u8,
+    /// The last operation returned was a read or write call, to be accounted.
+    data_call_pending: bool,
     cpu0: Duration,
     collect: Shared<Collect>,
 }
 
 impl iosched_sim::Program for Worker {
     fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
-        // Account the previous data call.
-        if self.step == 3
+        // Account the previous data call (not the open or truncate that precedes the
+        // first one: tiotest times only the read/write calls).
+        if std::mem::take(&mut self.data_call_pending)
             && let Some(d) = done
         {
             let lat = d.latency().as_secs_f64() * 1000.0;
@@ -335,6 +339,7 @@ impl iosched_sim::Program for Worker {
                             self.done_ops * self.block
                         };
                         self.done_ops += 1;
+                        self.data_call_pending = true;
                         let len = self.block;
                         return if self.phase.is_write() {
                             SysOp::Write { file: self.file, offset: off, len }

@@ -6,6 +6,7 @@ mod aio_stress;
 mod compare;
 mod iozone;
 mod sysbench;
+mod tiobench;
 
 use iosched_policies::SchedSpec;
 use iosched_workloads::compare::OpRecord;
