@@ -270,7 +270,7 @@ struct ZoneRaw {
     cylinder_skew: F,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct ControllerRaw {
     read_miss_overhead: F,
@@ -284,7 +284,7 @@ struct ControllerRaw {
     aging: F,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct CacheRaw {
     size: F,
@@ -331,6 +331,15 @@ struct NullRaw {
 }
 
 // ---- typed access with errors ------------------------------------------------------------
+
+/// An optional section and where it starts, or `default` (all fields absent) if the file
+/// has none: every field then takes its documented default.
+fn section<'a, T>(raw: &'a Option<Spanned<T>>, default: &'a T) -> (&'a T, Option<usize>) {
+    match raw {
+        Some(r) => (r.get_ref(), Some(r.span().start)),
+        None => (default, None),
+    }
+}
 
 /// Section name and offset, for "missing" errors.
 type Where<'a> = (&'a str, Option<usize>);
@@ -882,28 +891,8 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
         }
     }
     // Controller.
-    let (ctl_at, empty_ctl);
-    let c = match &doc.controller {
-        Some(c) => {
-            ctl_at = Some(c.span().start);
-            c.get_ref()
-        }
-        None => {
-            ctl_at = None;
-            empty_ctl = ControllerRaw {
-                read_miss_overhead: None,
-                read_hit_overhead: None,
-                write_miss_overhead: None,
-                write_hit_overhead: None,
-                completion_overhead: None,
-                interface_rate: None,
-                queue_depth: None,
-                scheduling: None,
-                aging: None,
-            };
-            &empty_ctl
-        }
-    };
+    let no_controller = ControllerRaw::default();
+    let (c, ctl_at) = section(&doc.controller, &no_controller);
     let sec = "controller";
     let read_miss =
         cx.duration(&c.read_miss_overhead, "read_miss_overhead", 0, 100_000_000, Some(300_000), (sec, ctl_at))?;
@@ -933,34 +922,8 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
     overheads.write_complete = complete;
     // Cache.
     let sec = "cache";
-    let (cache_at, e);
-    let k = match &doc.cache {
-        Some(k) => {
-            cache_at = Some(k.span().start);
-            k.get_ref()
-        }
-        None => {
-            cache_at = None;
-            e = CacheRaw {
-                size: None,
-                segments: None,
-                read_ahead: None,
-                max_read_ahead: None,
-                min_read_ahead: None,
-                read_any_free_blocks: None,
-                almost_read_hits: None,
-                skip_ahead_hits: None,
-                read_ahead_on_idle_hit: None,
-                zero_latency: None,
-                write_cache: None,
-                write_segments: None,
-                destage_high_water: None,
-                read_hits_on_write_data: None,
-                combine_sequential_writes: None,
-            };
-            &e
-        }
-    };
+    let no_cache = CacheRaw::default();
+    let (k, cache_at) = section(&doc.cache, &no_cache);
     let size = cx.size(&k.size, "size", 1024, 1 << 36, Some(2 << 20), (sec, cache_at))?;
     let segments = cx.int(&k.segments, "segments", 1, 4096, Some(16), (sec, cache_at))? as u32;
     let seg_blocks = size / 512 / segments as u64;

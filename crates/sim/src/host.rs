@@ -1537,17 +1537,22 @@ impl Sim {
         if self.background_running {
             return;
         }
-        // pdflush_operation: an idle pdflush thread, if any.
+        if self.pdflush_operation(PdKind::Background) {
+            self.background_running = true;
+        }
+    }
+
+    /// `pdflush_operation`: give `kind` of work to an idle pdflush thread, if there is one.
+    fn pdflush_operation(&mut self, kind: PdKind) -> bool {
         let idle = self
             .pdflush
             .iter()
             .copied()
             .find(|&p| matches!(self.tasks[p.0 as usize].state, State::Blocked(Block::Sleep { .. })));
-        if let Some(p) = idle {
-            self.background_running = true;
-            self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState { kind: PdKind::Background, phase: 0, budget: 0 });
-            self.make_runnable(p);
-        }
+        let Some(p) = idle else { return false };
+        self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState { kind, phase: 0, budget: 0 });
+        self.make_runnable(p);
+        true
     }
 
     fn writeback_cont(
@@ -1856,15 +1861,7 @@ impl Sim {
     fn kupdate(&mut self) {
         let wi = self.cfg.host.writeback_interval;
         self.engine.schedule(self.now + wi, Ev::Kupdate);
-        let idle = self
-            .pdflush
-            .iter()
-            .copied()
-            .find(|&p| matches!(self.tasks[p.0 as usize].state, State::Blocked(Block::Sleep { .. })));
-        if let Some(p) = idle {
-            self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState { kind: PdKind::Kupdate, phase: 0, budget: 0 });
-            self.make_runnable(p);
-        }
+        self.pdflush_operation(PdKind::Kupdate);
     }
 
     // ---------------------------------------------------------------------------------

@@ -187,7 +187,8 @@ impl RaState {
 mod tests {
     use super::*;
 
-    struct Rec(Vec<RaAction>);
+    /// Records the read-ahead a policy asks for (and lets all of it be read).
+    pub(super) struct Rec(pub(super) Vec<RaAction>);
     impl RaIo for Rec {
         fn readahead(&mut self, a: RaAction) -> RaOutcome {
             self.0.push(a);
@@ -347,15 +348,8 @@ impl Ra25 {
 
 #[cfg(test)]
 mod tests25 {
+    use super::tests::Rec;
     use super::*;
-
-    struct Rec(Vec<RaAction>);
-    impl RaIo for Rec {
-        fn readahead(&mut self, a: RaAction) -> RaOutcome {
-            self.0.push(a);
-            RaOutcome::Read(a.nr)
-        }
-    }
 
     #[test]
     fn next_ahead_window_waits_for_the_second_page() {

@@ -337,17 +337,9 @@ impl<'a> Parser<'a> {
                 }
                 "instantiate" => {
                     self.expect(b'[', None)?;
-                    let mut names = Vec::new();
-                    loop {
-                        match self.peek() {
-                            Some(b']') => {
-                                self.i += 1;
-                                break;
-                            }
-                            Some(b',') => self.i += 1,
-                            _ => names.push(self.word().ok_or_else(|| self.err(None, "bad instance list"))?),
-                        }
-                    }
+                    let names = self.list_items(None, "bad instance list", |p| {
+                        p.word().ok_or_else(|| p.err(None, "bad instance list"))
+                    })?;
                     let as_ = self.word();
                     if as_.as_deref() != Some("as") {
                         return Err(self.err(None, "expected `as` after `instantiate [ ... ]`"));
@@ -374,22 +366,34 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn topo_node(&mut self) -> Result<TopoNode, SpecError> {
-        let ty = self.word().ok_or_else(|| self.err(None, "expected a component type in `topology`"))?;
-        let name = self.word().ok_or_else(|| self.err(None, "expected a component name in `topology`"))?;
-        self.expect(b'[', None)?;
-        let mut children = Vec::new();
+    /// The items of a `[a, b, ...]` list whose `[` was just read, up to and including the
+    /// `]`; commas are optional separators. `unterminated` is the error at the end of the
+    /// file.
+    fn list_items<T>(
+        &mut self,
+        field: Option<&str>,
+        unterminated: &str,
+        mut item: impl FnMut(&mut Self) -> Result<T, SpecError>,
+    ) -> Result<Vec<T>, SpecError> {
+        let mut items = Vec::new();
         loop {
             match self.peek() {
                 Some(b']') => {
                     self.i += 1;
-                    break;
+                    return Ok(items);
                 }
                 Some(b',') => self.i += 1,
-                Some(_) => children.push(self.topo_node()?),
-                None => return Err(self.err(None, "unterminated `topology`")),
+                None => return Err(self.err(field, unterminated)),
+                Some(_) => items.push(item(self)?),
             }
         }
+    }
+
+    fn topo_node(&mut self) -> Result<TopoNode, SpecError> {
+        let ty = self.word().ok_or_else(|| self.err(None, "expected a component type in `topology`"))?;
+        let name = self.word().ok_or_else(|| self.err(None, "expected a component name in `topology`"))?;
+        self.expect(b'[', None)?;
+        let children = self.list_items(None, "unterminated `topology`", |p| p.topo_node())?;
         Ok(TopoNode { ty, name, children })
     }
 
@@ -438,22 +442,11 @@ impl<'a> Parser<'a> {
         match self.peek() {
             Some(b'[') => {
                 self.i += 1;
-                let mut items = Vec::new();
-                loop {
-                    match self.peek() {
-                        Some(b']') => {
-                            self.i += 1;
-                            return Ok(Value::List(items));
-                        }
-                        Some(b',') => self.i += 1,
-                        None => return Err(self.err(Some(key), "unterminated list: expected `]`")),
-                        _ => {
-                            let loc = self.loc();
-                            let v = self.value(key, depth)?;
-                            items.push((v, loc));
-                        }
-                    }
-                }
+                let items = self.list_items(Some(key), "unterminated list: expected `]`", |p| {
+                    let loc = p.loc();
+                    Ok((p.value(key, depth)?, loc))
+                })?;
+                Ok(Value::List(items))
             }
             None => Err(self.err(Some(key), "expected a value, found the end of the file")),
             _ => {

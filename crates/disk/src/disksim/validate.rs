@@ -169,6 +169,19 @@ pub fn read_trace(path: &Path) -> Result<Vec<TraceRequest>, ValidationError> {
     Ok(out)
 }
 
+/// Submit trace request `r` to an idle drive at `t` (ns) and run the drive until it
+/// completes; returns the completion instant (ns).
+fn serve_one(d: &mut Hdd, t: u64, id: u64, r: &TraceRequest) -> u64 {
+    let op = if r.write { Op::Write } else { Op::Read };
+    d.submit(Instant::from_nanos(t), DiskCommand { id, op, sector: r.blkno, len_sectors: r.bcount });
+    loop {
+        let when = d.poll_timeout().expect("a submitted command completes");
+        if let Some(c) = d.poll_completion(when) {
+            return c.at.as_nanos();
+        }
+    }
+}
+
 /// Replay a trace through a drive, DiskSim style (next request a gap after the previous
 /// completes), spindle at angle 0 at time 0 as in DiskSim. Returns the simulated service
 /// time of each request, ms.
@@ -177,14 +190,7 @@ pub fn replay(params: Arc<HddParams>, trace: &[TraceRequest]) -> Vec<f64> {
     let mut t = 0u64;
     let mut out = Vec::with_capacity(trace.len());
     for (i, r) in trace.iter().enumerate() {
-        let op = if r.write { Op::Write } else { Op::Read };
-        d.submit(Instant::from_nanos(t), DiskCommand { id: i as u64, op, sector: r.blkno, len_sectors: r.bcount });
-        let done = loop {
-            let when = d.poll_timeout().expect("a submitted command completes");
-            if let Some(c) = d.poll_completion(when) {
-                break c.at.as_nanos();
-            }
-        };
+        let done = serve_one(&mut d, t, i as u64, r);
         out.push((done - t) as f64 / 1e6);
         t = done + (r.next_gap_ms * 1e6).round() as u64;
     }
@@ -202,14 +208,7 @@ pub fn replay_open(params: Arc<HddParams>, trace: &[TraceRequest]) -> Vec<f64> {
     let mut out = Vec::with_capacity(trace.len());
     for (i, r) in trace.iter().enumerate() {
         let t = arrival.max(free);
-        let op = if r.write { Op::Write } else { Op::Read };
-        d.submit(Instant::from_nanos(t), DiskCommand { id: i as u64, op, sector: r.blkno, len_sectors: r.bcount });
-        let done = loop {
-            let when = d.poll_timeout().expect("a submitted command completes");
-            if let Some(c) = d.poll_completion(when) {
-                break c.at.as_nanos();
-            }
-        };
+        let done = serve_one(&mut d, t, i as u64, r);
         out.push((done - t) as f64 / 1e6);
         free = done;
         arrival += (r.next_gap_ms * 1e6).round() as u64;
