@@ -23,7 +23,7 @@ pub mod tunable;
 
 pub use driver::{Env, Input, Wake, run};
 pub use fastmap::{FastMap, FastSet, IdMap};
-pub use queue::{Admission, Event, QUEUE_TUNABLES, Queue, QueueConfig, Segment, Segments};
+pub use queue::{Admission, Event, QUEUE_TUNABLES, Queue, QueueConfig, RequestAlloc, Segment, Segments};
 pub use request::{Dir, IoClass, IoPrio, Op, Owner, ReqId, Request, Status};
 pub use rng::Rng;
 pub use scheduler::{Ctx, Decision, DispatchList, MayQueue, MergeKind, Scheduler};

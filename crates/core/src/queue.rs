@@ -46,6 +46,30 @@ pub struct QueueConfig {
     pub unplug_delay: Duration,
     /// Tick rate for the queue's own jiffy arithmetic (allocation batching window).
     pub hz: Hz,
+    /// Which kernel's request allocation (`get_request` / freeing) the pool follows.
+    pub request_alloc: RequestAlloc,
+}
+
+/// The request allocation a queue follows (`request_alloc`).
+///
+/// The two differ in who gets a slot that frees up while tasks sleep for one, which
+/// decides whether a task that is *running* (say, the reader the anticipatory scheduler
+/// is waiting for) can queue its next request at once.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum RequestAlloc {
+    /// 2.6.20 (`blk_get_request` in `block/ll_rw_blk.c`): every freed slot below
+    /// `nr_requests` wakes the first sleeper, which becomes a *batcher* (may take
+    /// `BLK_BATCH_REQ` = 32 slots past a full pool for `HZ/50`); the policy's
+    /// `may_queue` can refuse or insist (`ELV_MQUEUE_MUST`, up to 1.5 × `nr_requests`).
+    #[default]
+    V2_6_20,
+    /// 2.5 until May 2003 (`drivers/block/ll_rw_blk.c` before the dynamic request
+    /// allocation of 2.5.68-mm3 / 2.5.70): fixed free lists of `nr_requests` per
+    /// direction, a slot goes to whoever asks while one is free, no per-task batching, no
+    /// `may_queue`; `__blk_put_request` wakes one sleeper only while at least
+    /// `batch_requests` = min(`nr_requests`/8, 8) slots are free. Congestion thresholds
+    /// are kept at 2.6.20's.
+    V2_5,
 }
 
 impl Default for QueueConfig {
@@ -58,6 +82,7 @@ impl Default for QueueConfig {
             unplug_thresh: 4,
             unplug_delay: Duration::from_millis(3),
             hz: Hz::default(),
+            request_alloc: RequestAlloc::V2_6_20,
         }
     }
 }
@@ -75,7 +100,15 @@ pub const QUEUE_TUNABLES: &[Spec] = &[
     Spec::count("unplug_thresh", 1, 1 << 20, "queued requests that unplug a plugged queue"),
     Spec::millis("unplug_delay", 1, 1000, "time after which a plugged queue unplugs itself"),
     Spec::count("hz", 100, 1000, "kernel tick rate used for jiffy arithmetic (100, 250, 300 or 1000)"),
+    Spec::choice(
+        "request_alloc",
+        REQUEST_ALLOC_NAMES,
+        "request-slot allocation: 2.6.20 (per-task batching, may_queue) or 2.5 (free lists, wake-ups batched)",
+    ),
 ];
+
+/// `request_alloc` values, in [`RequestAlloc`] order.
+const REQUEST_ALLOC_NAMES: &[&str] = &["2.6.20", "2.5"];
 
 impl QueueConfig {
     pub fn get(&self, name: &str) -> Option<i64> {
@@ -88,6 +121,7 @@ impl QueueConfig {
             "unplug_thresh" => self.unplug_thresh as i64,
             "unplug_delay" => self.unplug_delay.as_millis() as i64,
             "hz" => self.hz.get() as i64,
+            "request_alloc" => self.request_alloc as i64,
             _ => return None,
         })
     }
@@ -116,9 +150,17 @@ impl QueueConfig {
                 }
                 self.hz = Hz::new(v as u32)
             }
+            "request_alloc" => {
+                self.request_alloc = if v == 0 { RequestAlloc::V2_6_20 } else { RequestAlloc::V2_5 };
+            }
             _ => unreachable!(),
         }
         Ok(true)
+    }
+
+    /// 2.5's `batch_requests`: free slots needed before a sleeper is woken.
+    fn batch_requests(&self) -> u32 {
+        (self.nr_requests / 8).clamp(1, 8)
     }
 
     /// `nr - nr/8 + 1`, capped at `nr`.
@@ -714,6 +756,9 @@ impl Queue {
 
     /// Try to allocate a slot for `bio` (2.6.20 `get_request`).
     fn get_request(&mut self, now: Instant, bio: &Request) -> bool {
+        if self.cfg.request_alloc == RequestAlloc::V2_5 {
+            return self.get_request_2_5(bio);
+        }
         let d = bio.dir().index();
         let now_j = self.cfg.hz.jiffies(now);
         let m = self.sched.may_queue(now, bio.owner, bio.prio, bio.dir(), bio.is_sync());
@@ -754,22 +799,50 @@ impl Queue {
         true
     }
 
+    /// 2.5 `get_request`: a slot if one is free, whoever asks.
+    fn get_request_2_5(&mut self, bio: &Request) -> bool {
+        let d = bio.dir().index();
+        if self.pool.count[d] >= self.cfg.nr_requests {
+            return false;
+        }
+        if self.pool.count[d] + 1 >= self.cfg.congestion_on() && !self.pool.congested[d] {
+            self.pool.congested[d] = true;
+            self.events.push_back(Event::Congestion { dir: bio.dir(), congested: true });
+        }
+        self.pool.count[d] += 1;
+        true
+    }
+
     /// A request slot was released.
     fn freed_request(&mut self, now: Instant, dir: Dir) {
         let d = dir.index();
         self.pool.count[d] -= 1;
+        if self.cfg.request_alloc == RequestAlloc::V2_5 {
+            // __blk_put_request: back on the free list; one sleeper is woken only once
+            // batch_requests slots are free, so until then a running task takes them.
+            self.clear_congestion(dir);
+            if self.cfg.nr_requests - self.pool.count[d] >= self.cfg.batch_requests() {
+                self.wake_one(now, dir);
+            }
+            return;
+        }
         self.freed_dir(now, dir);
         if self.pool.starved[d ^ 1] {
             self.freed_dir(now, dir.other());
         }
     }
 
-    fn freed_dir(&mut self, now: Instant, dir: Dir) {
+    fn clear_congestion(&mut self, dir: Dir) {
         let d = dir.index();
         if self.pool.count[d] < self.cfg.congestion_off() && self.pool.congested[d] {
             self.pool.congested[d] = false;
             self.events.push_back(Event::Congestion { dir, congested: false });
         }
+    }
+
+    fn freed_dir(&mut self, now: Instant, dir: Dir) {
+        let d = dir.index();
+        self.clear_congestion(dir);
         if self.pool.count[d] < self.cfg.nr_requests {
             self.pool.full[d] = false;
             self.wake_one(now, dir);
@@ -783,8 +856,10 @@ impl Queue {
         let Some(bio) = self.pool.waiters[d].pop_front() else {
             return;
         };
-        let now_j = self.cfg.hz.jiffies(now);
-        self.set_batching(bio.owner, now_j);
+        if self.cfg.request_alloc == RequestAlloc::V2_6_20 {
+            let now_j = self.cfg.hz.jiffies(now);
+            self.set_batching(bio.owner, now_j);
+        }
         if self.get_request(now, &bio) {
             self.events.push_back(Event::Admitted { id: bio.id });
             self.insert_new(now, bio);

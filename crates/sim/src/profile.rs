@@ -30,6 +30,9 @@ pub struct HostProfile {
     pub pdflush_threads: u32,
     /// Which kernel's read-ahead algorithm.
     pub readahead: Readahead,
+    /// Which kernel's request-slot allocation the block queue follows (the queue's
+    /// `request_alloc` default on this host; a scheduler spec may still set it).
+    pub request_alloc: iosched_core::RequestAlloc,
 }
 
 /// Read-ahead algorithm (see `readahead.rs`).
@@ -56,12 +59,18 @@ impl HostProfile {
             mmap_readaround_pages: 16,
             pdflush_threads: 2,
             readahead: Readahead::Linux25,
+            request_alloc: iosched_core::RequestAlloc::V2_5,
         }
     }
 
     /// A 2007 Linux 2.6.2x host: the same VM defaults with the 2.6 read-ahead.
     pub fn linux_2007(mem_bytes: u64) -> Self {
-        HostProfile { name: "linux-2.6", readahead: Readahead::Linux26, ..Self::linux_2003(mem_bytes) }
+        HostProfile {
+            name: "linux-2.6",
+            readahead: Readahead::Linux26,
+            request_alloc: iosched_core::RequestAlloc::V2_6_20,
+            ..Self::linux_2003(mem_bytes)
+        }
     }
 
     pub const NAMES: &'static [&'static str] = &["linux-2.5", "linux-2.6"];

@@ -51,7 +51,12 @@ impl Machine {
     /// (a `max_sectors` above the driver's limit is an error, as sysfs refuses it).
     pub fn queue(&self, spec: &SchedSpec) -> Result<Queue, String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
-        let mut base = QueueConfig { depth: profile.queue_depth().max(1), ..QueueConfig::default() };
+        let host = HostProfile::by_name(&self.host, self.mem_bytes)?;
+        let mut base = QueueConfig {
+            depth: profile.queue_depth().max(1),
+            request_alloc: host.request_alloc,
+            ..QueueConfig::default()
+        };
         if let Some(m) = profile.max_request_sectors {
             base.max_sectors = m;
         }

@@ -4,3 +4,4 @@
 mod golden;
 mod props;
 mod registry;
+mod request_alloc;

@@ -1,0 +1,81 @@
+//! The queue's two request allocations (`request_alloc`): who gets a slot that frees up
+//! while submitters sleep for one.
+
+use iosched_core::{Admission, Dir, Event, Instant, Owner, Queue, QueueConfig, RequestAlloc, Status};
+use iosched_policies::SchedSpec;
+
+/// A noop queue with 16 read slots (2.5's batch_requests = 16/8 = 2) on a depth-1 device.
+fn queue(spec: &str) -> Queue {
+    let base = QueueConfig { nr_requests: 16, plugging: false, ..QueueConfig::default() };
+    SchedSpec::parse(spec).unwrap().queue_on(base).unwrap()
+}
+
+/// Fill the read pool with one owner's requests far apart (no merging), then queue
+/// `sleepers` more from other owners, which must wait.
+fn fill(q: &mut Queue, sleepers: u64) -> u64 {
+    let t = Instant::ZERO;
+    let mut id = 0;
+    for _ in 0..16 {
+        id += 1;
+        let rq = iosched_core::Request::read(id, id * 10_000, 8, Owner(1), t);
+        assert_eq!(q.handle_arrival(t, rq), Admission::Queued);
+    }
+    for i in 0..sleepers {
+        id += 1;
+        let rq = iosched_core::Request::read(id, id * 10_000, 8, Owner(100 + i), t);
+        assert_eq!(q.handle_arrival(t, rq), Admission::Wait);
+    }
+    assert_eq!(q.allocated(Dir::Read), 16);
+    id
+}
+
+/// Complete the request on the device and report how many sleepers were admitted.
+fn complete_one(q: &mut Queue, now: Instant) -> usize {
+    let rq = q.poll_dispatch(now).expect("a request to dispatch");
+    q.handle_completion(now, rq.id, Status::Ok);
+    std::iter::from_fn(|| q.poll_event()).filter(|e| matches!(e, Event::Admitted { .. })).count()
+}
+
+#[test]
+fn v2_5_leaves_a_freed_slot_to_a_running_task_until_batch_requests_are_free() {
+    let mut q = queue("noop:request_alloc=2.5");
+    assert_eq!(q.config().request_alloc, RequestAlloc::V2_5);
+    let mut id = fill(&mut q, 3);
+    let now = Instant::from_nanos(1_000_000);
+    // One slot free (< batch_requests = 2): nobody is woken, so the slot is still free...
+    assert_eq!(complete_one(&mut q, now), 0);
+    assert_eq!(q.allocated(Dir::Read), 15);
+    assert_eq!(q.waiting(Dir::Read), 3);
+    // ...for a task that asks now, ahead of the three sleepers.
+    id += 1;
+    let rq = iosched_core::Request::read(id, id * 10_000, 8, Owner(50), now);
+    assert_eq!(q.handle_arrival(now, rq), Admission::Queued);
+    // Two completions in a row: the second leaves two slots free and wakes one sleeper.
+    assert_eq!(complete_one(&mut q, now), 0);
+    assert_eq!(complete_one(&mut q, now), 1);
+    assert_eq!(q.waiting(Dir::Read), 2);
+    assert_eq!(q.allocated(Dir::Read), 15);
+}
+
+#[test]
+fn v2_6_20_hands_each_freed_slot_to_the_first_sleeper() {
+    let mut q = queue("noop");
+    assert_eq!(q.config().request_alloc, RequestAlloc::V2_6_20);
+    let mut id = fill(&mut q, 3);
+    let now = Instant::from_nanos(1_000_000);
+    assert_eq!(complete_one(&mut q, now), 1);
+    assert_eq!(q.allocated(Dir::Read), 16);
+    assert_eq!(q.waiting(Dir::Read), 2);
+    // A task that asks now (not the one that filled the pool and so became a batcher)
+    // finds the pool full again and waits behind them.
+    id += 1;
+    let rq = iosched_core::Request::read(id, id * 10_000, 8, Owner(50), now);
+    assert_eq!(q.handle_arrival(now, rq), Admission::Wait);
+}
+
+#[test]
+fn request_alloc_names_its_choices() {
+    let err = SchedSpec::parse("noop:request_alloc=2.4").unwrap().queue_on(QueueConfig::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("request_alloc") && text.contains("2.6.20") && text.contains("2.5"), "{text}");
+}
