@@ -63,12 +63,13 @@ pub enum RequestAlloc {
     /// `may_queue` can refuse or insist (`ELV_MQUEUE_MUST`, up to 1.5 × `nr_requests`).
     #[default]
     V2_6_20,
-    /// 2.5 until May 2003 (`drivers/block/ll_rw_blk.c` before the dynamic request
-    /// allocation of 2.5.68-mm3 / 2.5.70): fixed free lists of `nr_requests` per
-    /// direction, a slot goes to whoever asks while one is free, no per-task batching, no
-    /// `may_queue`; `__blk_put_request` wakes one sleeper only while at least
-    /// `batch_requests` = min(`nr_requests`/8, 8) slots are free. Congestion thresholds
-    /// are kept at 2.6.20's.
+    /// 2.5 until May 2003 (`drivers/block/ll_rw_blk.c` of 2.5.61 to 2.5.69, before the
+    /// dynamic request allocation): fixed free lists of `nr_requests` per direction; a slot
+    /// goes to whoever asks while one is free and the policy's `may_queue` does not refuse
+    /// (the hook the 2003 CFQ patch added; `MUST` has no meaning here), with no per-task
+    /// batching; a freed slot wakes one sleeper only while at least `batch_requests` =
+    /// min(`nr_requests`/8, 8) slots are free. Congested while fewer than `nr/8 − 1` slots
+    /// are free, clear again at `nr/8 + 1` free.
     V2_5,
 }
 
@@ -161,6 +162,21 @@ impl QueueConfig {
     /// 2.5's `batch_requests`: free slots needed before a sleeper is woken.
     fn batch_requests(&self) -> u32 {
         (self.nr_requests / 8).clamp(1, 8)
+    }
+
+    /// 2.5's `queue_congestion_on_threshold`: congested while fewer slots than this are
+    /// free (`nr/8 − 1`, or 1 when that is negative; 15 for 128).
+    fn congestion_on_free_2_5(&self) -> u32 {
+        match self.nr_requests / 8 {
+            0 => 1,
+            k => k - 1,
+        }
+    }
+
+    /// 2.5's `queue_congestion_off_threshold`: clear once this many slots are free
+    /// (`nr/8 + 1`, at most `nr`; 17 for 128).
+    fn congestion_off_free_2_5(&self) -> u32 {
+        (self.nr_requests / 8 + 1).min(self.nr_requests)
     }
 
     /// `nr - nr/8 + 1`, capped at `nr`.
@@ -757,7 +773,7 @@ impl Queue {
     /// Try to allocate a slot for `bio` (2.6.20 `get_request`).
     fn get_request(&mut self, now: Instant, bio: &Request) -> bool {
         if self.cfg.request_alloc == RequestAlloc::V2_5 {
-            return self.get_request_2_5(bio);
+            return self.get_request_2_5(now, bio);
         }
         let d = bio.dir().index();
         let now_j = self.cfg.hz.jiffies(now);
@@ -799,17 +815,22 @@ impl Queue {
         true
     }
 
-    /// 2.5 `get_request`: a slot if one is free, whoever asks.
-    fn get_request_2_5(&mut self, bio: &Request) -> bool {
+    /// 2.5 `get_request`: a slot if one is free and the policy does not refuse, whoever
+    /// asks.
+    fn get_request_2_5(&mut self, now: Instant, bio: &Request) -> bool {
         let d = bio.dir().index();
         if self.pool.count[d] >= self.cfg.nr_requests {
             return false;
         }
-        if self.pool.count[d] + 1 >= self.cfg.congestion_on() && !self.pool.congested[d] {
+        if self.sched.may_queue(now, bio.owner, bio.prio, bio.dir(), bio.is_sync()) == MayQueue::No {
+            return false;
+        }
+        self.pool.count[d] += 1;
+        let free = self.cfg.nr_requests - self.pool.count[d];
+        if free < self.cfg.congestion_on_free_2_5() && !self.pool.congested[d] {
             self.pool.congested[d] = true;
             self.events.push_back(Event::Congestion { dir: bio.dir(), congested: true });
         }
-        self.pool.count[d] += 1;
         true
     }
 
@@ -820,8 +841,12 @@ impl Queue {
         if self.cfg.request_alloc == RequestAlloc::V2_5 {
             // __blk_put_request: back on the free list; one sleeper is woken only once
             // batch_requests slots are free, so until then a running task takes them.
-            self.clear_congestion(dir);
-            if self.cfg.nr_requests - self.pool.count[d] >= self.cfg.batch_requests() {
+            let free = self.cfg.nr_requests - self.pool.count[d];
+            if free >= self.cfg.congestion_off_free_2_5() && self.pool.congested[d] {
+                self.pool.congested[d] = false;
+                self.events.push_back(Event::Congestion { dir, congested: false });
+            }
+            if free >= self.cfg.batch_requests() {
                 self.wake_one(now, dir);
             }
             return;
@@ -832,17 +857,12 @@ impl Queue {
         }
     }
 
-    fn clear_congestion(&mut self, dir: Dir) {
+    fn freed_dir(&mut self, now: Instant, dir: Dir) {
         let d = dir.index();
         if self.pool.count[d] < self.cfg.congestion_off() && self.pool.congested[d] {
             self.pool.congested[d] = false;
             self.events.push_back(Event::Congestion { dir, congested: false });
         }
-    }
-
-    fn freed_dir(&mut self, now: Instant, dir: Dir) {
-        let d = dir.index();
-        self.clear_congestion(dir);
         if self.pool.count[d] < self.cfg.nr_requests {
             self.pool.full[d] = false;
             self.wake_one(now, dir);

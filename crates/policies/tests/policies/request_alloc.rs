@@ -79,3 +79,24 @@ fn request_alloc_names_its_choices() {
     let text = err.to_string();
     assert!(text.contains("request_alloc") && text.contains("2.6.20") && text.contains("2.5"), "{text}");
 }
+
+#[test]
+fn v2_5_congestion_follows_free_slots() {
+    // 128 slots: congested once fewer than 128/8 − 1 = 15 are free (114 allocated), clear
+    // again at 128/8 + 1 = 17 free (111 allocated).
+    let base = QueueConfig { plugging: false, ..QueueConfig::default() };
+    let mut q = SchedSpec::parse("noop:request_alloc=2.5").unwrap().queue_on(base).unwrap();
+    let t = Instant::ZERO;
+    for id in 1..=114u64 {
+        let rq = iosched_core::Request::write(id, id * 10_000, 8, Owner(1), t);
+        assert_eq!(q.handle_arrival(t, rq), Admission::Queued);
+        assert_eq!(q.is_congested(Dir::Write), id >= 114, "after {id} allocations");
+    }
+    let mut allocated = 114;
+    while allocated > 110 {
+        complete_one(&mut q, t);
+        allocated -= 1;
+        assert_eq!(q.allocated(Dir::Write), allocated);
+        assert_eq!(q.is_congested(Dir::Write), allocated > 111, "at {allocated} allocated");
+    }
+}
