@@ -106,6 +106,8 @@ pub struct ReproSetup {
     pub readmany_mem_mib: u64,
     pub readmany_tree_scale: f64,
     pub readmany_timeout_s: f64,
+    /// Host profile of both machines (2.5 read-ahead and 2.5 request pool).
+    pub host: String,
 }
 
 impl ReproSetup {
@@ -123,6 +125,7 @@ impl ReproSetup {
             readmany_mem_mib: 256,
             readmany_tree_scale: if quick { 0.25 } else { 1.0 },
             readmany_timeout_s: 30.0 * 60.0,
+            host: "linux-2.5".into(),
         }
     }
 }
@@ -185,8 +188,10 @@ enum Done {
 /// threads).
 pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<ReproReport, String> {
     let setup = ReproSetup::new(cfg.quick);
-    let tio_machine = Machine::new(&setup.tiobench_disk, setup.tiobench_mem_mib << 20, &setup.tiobench_cpu, cfg.seed);
-    let rm_machine = Machine::new(&setup.readmany_disk, setup.readmany_mem_mib << 20, &setup.readmany_cpu, cfg.seed);
+    let tio_machine = Machine::new(&setup.tiobench_disk, setup.tiobench_mem_mib << 20, &setup.tiobench_cpu, cfg.seed)
+        .with_host(&setup.host);
+    let rm_machine = Machine::new(&setup.readmany_disk, setup.readmany_mem_mib << 20, &setup.readmany_cpu, cfg.seed)
+        .with_host(&setup.host);
     let tio_cfg = TiobenchConfig {
         size: setup.tiobench_size_mib << 20,
         block: 4096,
@@ -505,8 +510,8 @@ pub fn render(r: &ReproReport) -> String {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "1. tiobench (seed: Nick Piggin, 2.5.64-mm4 tiobench, AS vs deadline, LKML March 2003)\n   ours: {} disk ({:.1} MiB/s sustained), {}, {} MiB, {} MiB file set, 4 KiB blocks",
-        s.tiobench_disk, r.disk_sustained_mib_s, s.tiobench_cpu, s.tiobench_mem_mib, s.tiobench_size_mib
+        "1. tiobench (seed: Nick Piggin, 2.5.64-mm4 tiobench, AS vs deadline, LKML March 2003)\n   ours: {} disk ({:.1} MiB/s sustained), {}, {} MiB, {} host (2.5 read-ahead and request pool), {} MiB file set, 4 KiB blocks",
+        s.tiobench_disk, r.disk_sustained_mib_s, s.tiobench_cpu, s.tiobench_mem_mib, s.host, s.tiobench_size_mib
     );
     for phase in Phase::PRINT_ORDER {
         let _ = writeln!(o);
@@ -537,10 +542,11 @@ pub fn render(r: &ReproReport) -> String {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "2. Reading many files during a streaming write (seed: Andrew Morton, LKML 2003-02-20)\n   ours: {} disk, {}, {} MiB, {} 2.4.19 tree{}",
+        "2. Reading many files during a streaming write (seed: Andrew Morton, LKML 2003-02-20)\n   ours: {} disk, {}, {} MiB, {} host, {} 2.4.19 tree{}",
         s.readmany_disk,
         s.readmany_cpu,
         s.readmany_mem_mib,
+        s.host,
         if s.readmany_tree_scale < 1.0 {
             format!("{:.0} % of the", 100.0 * s.readmany_tree_scale)
         } else {
