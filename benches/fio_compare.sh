@@ -15,6 +15,8 @@ RUNTIME=${RUNTIME:-10}
 ROUNDS=${ROUNDS:-5}
 IOSCHED=${IOSCHED:-target/release/iosched}
 
+[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer (got '$ROUNDS')" >&2; exit 2; }
+[[ "$RUNTIME" =~ ^[1-9][0-9]*$ ]] || { echo "RUNTIME must be a positive number of seconds (got '$RUNTIME')" >&2; exit 2; }
 command -v fio >/dev/null || { echo "fio is not installed (apt-get install fio)" >&2; exit 2; }
 command -v python3 >/dev/null || { echo "python3 is needed to read the JSON" >&2; exit 2; }
 [ -x "$IOSCHED" ] || cargo build --release -q -p iosched
@@ -41,13 +43,15 @@ F=("$(fio_iops)"); N=(); D=()
 for r in $(seq 1 "$ROUNDS"); do
     n=$(our_iops noop); d=$(our_iops deadline); f=$(fio_iops)
     F+=("$f"); N+=("$n"); D+=("$d")
-    read -r pn pd < <(python3 -c "m=(${F[$((r-1))]}+$f)/2; print(f'{100*$n/m:.1f} {100*$d/m:.1f}')")
+    read -r pn pd < <(python3 -c "m=(${F[$((r-1))]}+$f)/2; print(f'{100*$n/m:.1f} {100*$d/m:.1f}' if m else 'n/a n/a')")
     printf '%-6s %12s %12s %12s %8s %8s\n' "$r" "${F[$((r-1))]}" "$n" "$d" "$pn" "$pd"
 done
 python3 - "${F[*]}" "${N[*]}" "${D[*]}" <<'PY'
 import statistics, sys
 f, n, d = (list(map(int, a.split())) for a in sys.argv[1:4])
 around = [(f[i] + f[i + 1]) / 2 for i in range(len(n))]
+if not all(around):
+    sys.exit("fio reported 0 IOPS in a round: no share can be computed (is the target readable?)")
 pn = [100 * x / m for x, m in zip(n, around)]
 pd = [100 * x / m for x, m in zip(d, around)]
 print(f"fio runs: {' '.join(map(str, f))}")

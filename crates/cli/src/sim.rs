@@ -20,7 +20,7 @@ pub struct MachineArgs {
     /// CPU profile: piii-1000, p4-2000 or p4-ht.
     #[arg(long)]
     pub cpu: Option<String>,
-    /// Host profile: linux-2.5 (2.5 read-ahead, as in 2003) or linux-2.6.
+    /// Host profile: linux-2.5 (2.5 read-ahead and request pool, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool).
     #[arg(long)]
     pub host: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.

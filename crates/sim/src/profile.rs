@@ -75,6 +75,16 @@ impl HostProfile {
 
     pub const NAMES: &'static [&'static str] = &["linux-2.5", "linux-2.6"];
 
+    /// What the profile models, in a few words (for report headers).
+    pub fn summary(&self) -> &'static str {
+        match (self.readahead, self.request_alloc) {
+            (Readahead::Linux25, iosched_core::RequestAlloc::V2_5) => "2.5 read-ahead and request pool",
+            (Readahead::Linux26, iosched_core::RequestAlloc::V2_6_20) => "2.6 read-ahead, 2.6.20 request pool",
+            (Readahead::Linux25, _) => "2.5 read-ahead, 2.6.20 request pool",
+            (Readahead::Linux26, _) => "2.6 read-ahead, 2.5 request pool",
+        }
+    }
+
     pub fn by_name(name: &str, mem_bytes: u64) -> Result<Self, String> {
         match name {
             "linux-2.5" => Ok(Self::linux_2003(mem_bytes)),

@@ -13,8 +13,8 @@ pub struct Machine {
     pub mem_bytes: u64,
     pub cpu: String,
     pub seed: u64,
-    /// Host profile: `linux-2.5` (the 2003 reports: 2.5 read-ahead) or `linux-2.6`
-    /// (2.6 read-ahead, for the 2007-era studies).
+    /// Host profile: `linux-2.5` (the 2003 reports: 2.5 read-ahead and request pool) or
+    /// `linux-2.6` (2.6 read-ahead and 2.6.20 request pool, for the 2007-era studies).
     pub host: String,
 }
 

@@ -21,6 +21,7 @@ use crate::readmany::{self, Background, ReadmanyConfig, ReadmanyResult};
 use crate::tiobench::{self, Phase, TiobenchConfig, TiobenchRecord};
 use iosched_core::Duration;
 use iosched_policies::SchedSpec;
+use iosched_sim::HostProfile;
 use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -77,12 +78,14 @@ pub const TIOBENCH_SCHEDULERS: [(&str, &str); 3] =
 /// The read-many seed: (label, our spec, seconds under the streaming write; `None` = killed
 /// after 15 minutes). Source: `shared/seeds/001_d2b49efec3ce14c8.txt`. Deadline stands for
 /// "2.5.61+hacks" (deadline with the anti-starvation fixes), `cfq-v1` for the 2003 CFQ; the
-/// 2.6.20 `cfq` has no seed number (shown for interest).
+/// 2.6.20 `cfq` has no seed number (shown for interest; it keeps its own kernel's request
+/// pool on the 2.5 host).
 pub const SEED_READMANY: [(&str, &str, Option<f64>); 4] = [
     ("2.5.61+hacks", "deadline", Some(447.0)),
     ("2.5.61+CFQ", "cfq-v1", Some(595.0)),
     ("2.5.61+AS", "as", Some(17.0)),
-    ("2.6.20 CFQ", "cfq", None),
+    // 2.6.20 CFQ with 2.6.20's request pool (its may_queue `MUST` means nothing in 2.5's).
+    ("2.6.20 CFQ", "cfq:request_alloc=2.6.20", None),
 ];
 /// Reading the tree with no competing I/O.
 pub const SEED_READMANY_UNLOADED_S: f64 = 7.9;
@@ -510,8 +513,14 @@ pub fn render(r: &ReproReport) -> String {
     let _ = writeln!(o);
     let _ = writeln!(
         o,
-        "1. tiobench (seed: Nick Piggin, 2.5.64-mm4 tiobench, AS vs deadline, LKML March 2003)\n   ours: {} disk ({:.1} MiB/s sustained), {}, {} MiB, {} host (2.5 read-ahead and request pool), {} MiB file set, 4 KiB blocks",
-        s.tiobench_disk, r.disk_sustained_mib_s, s.tiobench_cpu, s.tiobench_mem_mib, s.host, s.tiobench_size_mib
+        "1. tiobench (seed: Nick Piggin, 2.5.64-mm4 tiobench, AS vs deadline, LKML March 2003)\n   ours: {} disk ({:.1} MiB/s sustained), {}, {} MiB, {} host ({}), {} MiB file set, 4 KiB blocks",
+        s.tiobench_disk,
+        r.disk_sustained_mib_s,
+        s.tiobench_cpu,
+        s.tiobench_mem_mib,
+        s.host,
+        HostProfile::by_name(&s.host, s.tiobench_mem_mib << 20).map(|h| h.summary()).unwrap_or("?"),
+        s.tiobench_size_mib
     );
     for phase in Phase::PRINT_ORDER {
         let _ = writeln!(o);
@@ -555,9 +564,11 @@ pub fn render(r: &ReproReport) -> String {
         if s.readmany_tree_scale < 1.0 { " (quick)" } else { "" }
     );
     let _ = writeln!(o);
+    // The scheduler column fits the longest spec.
+    let sw = r.readmany.iter().map(|x| x.scheduler.len()).max().unwrap_or(0).max(10);
     let _ = writeln!(
         o,
-        "{:<14} {:<10} {:<13} {:>10} {:>9} {:>10}",
+        "{:<14} {:<sw$} {:<13} {:>10} {:>9} {:>10}",
         "Kernel", "Scheduler", "Background", "Elapsed", "× alone", "seed"
     );
     for x in &r.readmany {
@@ -568,7 +579,7 @@ pub fn render(r: &ReproReport) -> String {
         };
         let _ = writeln!(
             o,
-            "{:<14} {:<10} {:<13} {:>10} {:>9.1} {:>10}",
+            "{:<14} {:<sw$} {:<13} {:>10} {:>9.1} {:>10}",
             x.label,
             x.scheduler,
             x.background.name(),

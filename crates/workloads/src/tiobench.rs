@@ -122,6 +122,8 @@ impl PhaseResult {
             pct_gt_2s: self.pct_gt_2s(),
             pct_gt_10s: self.pct_gt_10s(),
             cpu_eff: self.cpu_eff(),
+            device_read_mib: Some(self.device_read_mib),
+            device_write_mib: Some(self.device_write_mib),
         }
     }
 }

@@ -95,6 +95,12 @@ pub struct TiobenchRecord {
     pub pct_gt_10s: f64,
     /// Rate divided by CPU% / 100.
     pub cpu_eff: f64,
+    /// MiB the device read / wrote during the phase: what the page cache did not absorb
+    /// (simulator only; not a tiobench column).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_read_mib: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_write_mib: Option<f64>,
 }
 
 /// The "Unit information" block as tiobench.pl prints it (leading newline included).
@@ -246,6 +252,8 @@ mod tests {
             pct_gt_2s: 0.0,
             pct_gt_10s: 0.0,
             cpu_eff: eff,
+            device_read_mib: None,
+            device_write_mib: None,
         }
     }
 
@@ -279,6 +287,8 @@ mod tests {
             pct_gt_2s: 12.5,
             pct_gt_10s: 0.000004,
             cpu_eff: 123456.0,
+            device_read_mib: None,
+            device_write_mib: None,
         };
         assert_eq!(
             row(&r),
@@ -296,6 +306,8 @@ mod tests {
             pct_gt_2s: 0.000005,
             pct_gt_10s: 1.0,
             cpu_eff: 0.5,
+            device_read_mib: None,
+            device_write_mib: None,
             ..r
         };
         assert_eq!(
@@ -314,6 +326,8 @@ mod tests {
             pct_gt_2s: 10.0,
             pct_gt_10s: 0.25,
             cpu_eff: 99999.6,
+            device_read_mib: None,
+            device_write_mib: None,
             ..r
         };
         assert_eq!(

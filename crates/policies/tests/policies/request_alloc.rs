@@ -100,3 +100,21 @@ fn v2_5_congestion_follows_free_slots() {
         assert_eq!(q.is_congested(Dir::Write), allocated > 111, "at {allocated} allocated");
     }
 }
+
+#[test]
+fn v2_5_lets_may_queue_refuse_with_slots_free() {
+    // The 2003 CFQ refuses an owner holding more than its share ((16 − 8) / 1 busy queue)
+    // although slots are free: under 2.5 the hook is consulted on every allocation.
+    let mut q = queue("cfq-v1:request_alloc=2.5");
+    let t = Instant::ZERO;
+    let mut refused_at = None;
+    for id in 1..=15u64 {
+        let rq = iosched_core::Request::read(id, id * 10_000, 8, Owner(1), t);
+        if q.handle_arrival(t, rq) == Admission::Wait {
+            refused_at = Some(q.allocated(Dir::Read));
+            break;
+        }
+    }
+    let allocated = refused_at.expect("cfq-v1 refused none of 15 requests from one owner");
+    assert!(allocated < 16, "refused only when the pool was full ({allocated} allocated)");
+}

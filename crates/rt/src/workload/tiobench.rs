@@ -272,6 +272,8 @@ fn run_phase(
         pct_gt_2s: raw.pct_gt_2s(),
         pct_gt_10s: raw.pct_gt_10s(),
         cpu_eff: raw.cpu_eff(),
+        device_read_mib: None,
+        device_write_mib: None,
     };
     (rec, err)
 }

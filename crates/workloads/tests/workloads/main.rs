@@ -30,3 +30,16 @@ pub fn task_ops<'a>(ops: &'a [OpRecord], task: &str) -> Vec<&'a OpRecord> {
 pub fn file(o: &OpRecord) -> &str {
     o.file.as_deref().unwrap_or("")
 }
+
+/// The host profile picks the queue's request pool; a spec may still override it.
+#[test]
+fn host_profile_sets_the_request_pool() {
+    use iosched_core::RequestAlloc;
+    let m25 = Machine::new("ide-2003", 256 << 20, "piii-1000", 1);
+    let m26 = m25.clone().with_host("linux-2.6");
+    let pool = |m: &Machine, s: &str| m.queue(&spec(s)).unwrap().config().request_alloc;
+    assert_eq!(pool(&m25, "deadline"), RequestAlloc::V2_5);
+    assert_eq!(pool(&m26, "deadline"), RequestAlloc::V2_6_20);
+    assert_eq!(pool(&m25, "cfq:request_alloc=2.6.20"), RequestAlloc::V2_6_20);
+    assert_eq!(pool(&m26, "as:request_alloc=2.5"), RequestAlloc::V2_5);
+}
