@@ -17,3 +17,24 @@ fn each_phase_counts_only_its_data_calls() {
     assert_eq!(calls(Phase::RandWrite), 40);
     assert_eq!(calls(Phase::RandRead), 40);
 }
+
+/// The 2.5 request pool keeps AS's lead when the readers want more requests than there
+/// are slots (32 readers, 32 slots, two requests per 255-sector-limited window); 2.6.20's
+/// pool hands each freed slot to a sleeping reader, so the one AS anticipates sleeps too
+/// and the lead is gone (issue #4, claim 1 at 128 threads).
+#[test]
+fn as_keeps_its_sequential_lead_with_a_crowded_pool_only_under_2_5() {
+    let m = iosched_workloads::machine::Machine::new("ide-2003", 64 << 20, "piii-1000", 1);
+    let cfg = TiobenchConfig { size: 128 << 20, block: 4096, random: 64, drop_caches: true, machine: m };
+    let seq_read = |s: &str| {
+        let phases = tiobench::run(&spec(s), 32, &cfg).unwrap();
+        phases.iter().find(|r| r.phase == Some(Phase::SeqRead)).unwrap().rate_mb_s()
+    };
+    let lead = |pool: &str| {
+        seq_read(&format!("as:nr_requests=32,request_alloc={pool}"))
+            / seq_read(&format!("deadline:nr_requests=32,request_alloc={pool}"))
+    };
+    let (v25, v2620) = (lead("2.5"), lead("2.6.20"));
+    assert!(v25 >= 1.5, "AS / deadline under the 2.5 pool: {v25:.2}");
+    assert!(v2620 < 1.2, "AS / deadline under the 2.6.20 pool: {v2620:.2}");
+}
