@@ -256,8 +256,10 @@ pub enum Event {
     Unplug {
         timer: bool,
     },
-    /// A direction's pool crossed the congestion threshold (on) or fell below the
-    /// release threshold (off).
+    /// A direction's pool crossed the congestion threshold (`congested: true`), or released
+    /// a request while below the release threshold (`false`: sent on every such release,
+    /// as the kernel's `blk_clear_queue_congested` wakes `blk_congestion_wait` sleepers on
+    /// each, whether or not the flag was set).
     Congestion {
         dir: Dir,
         congested: bool,
@@ -842,7 +844,7 @@ impl Queue {
             // __blk_put_request: back on the free list; one sleeper is woken only once
             // batch_requests slots are free, so until then a running task takes them.
             let free = self.cfg.nr_requests - self.pool.count[d];
-            if free >= self.cfg.congestion_off_free_2_5() && self.pool.congested[d] {
+            if free >= self.cfg.congestion_off_free_2_5() {
                 self.pool.congested[d] = false;
                 self.events.push_back(Event::Congestion { dir, congested: false });
             }
@@ -859,7 +861,7 @@ impl Queue {
 
     fn freed_dir(&mut self, now: Instant, dir: Dir) {
         let d = dir.index();
-        if self.pool.count[d] < self.cfg.congestion_off() && self.pool.congested[d] {
+        if self.pool.count[d] < self.cfg.congestion_off() {
             self.pool.congested[d] = false;
             self.events.push_back(Event::Congestion { dir, congested: false });
         }

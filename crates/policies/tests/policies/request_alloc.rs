@@ -118,3 +118,28 @@ fn v2_5_lets_may_queue_refuse_with_slots_free() {
     let allocated = refused_at.expect("cfq-v1 refused none of 15 requests from one owner");
     assert!(allocated < 16, "refused only when the pool was full ({allocated} allocated)");
 }
+
+#[test]
+fn every_release_below_the_threshold_reports_not_congested() {
+    // blk_congestion_wait sleepers wake at the next request returned, congested or not:
+    // both pools report "not congested" on each release below the release threshold.
+    for spec in ["noop", "noop:request_alloc=2.5"] {
+        let mut q = queue(spec);
+        let t = Instant::ZERO;
+        for id in 1..=3u64 {
+            let rq = iosched_core::Request::write(id, id * 10_000, 8, Owner(1), t);
+            assert_eq!(q.handle_arrival(t, rq), Admission::Queued);
+        }
+        while q.poll_event().is_some() {}
+        assert!(!q.is_congested(Dir::Write));
+        for _ in 0..3 {
+            let rq = q.poll_dispatch(t).expect("a request to dispatch");
+            q.handle_completion(t, rq.id, Status::Ok);
+            let events: Vec<Event> = std::iter::from_fn(|| q.poll_event()).collect();
+            assert!(
+                events.iter().any(|e| matches!(e, Event::Congestion { dir: Dir::Write, congested: false })),
+                "{spec}: no release report in {events:?}"
+            );
+        }
+    }
+}
