@@ -164,30 +164,33 @@ impl QueueConfig {
         (self.nr_requests / 8).clamp(1, 8)
     }
 
-    /// 2.5's `queue_congestion_on_threshold`: congested while fewer slots than this are
-    /// free (`nr/8 − 1`, or 1 when that is negative; 15 for 128).
-    fn congestion_on_free_2_5(&self) -> u32 {
-        match self.nr_requests / 8 {
-            0 => 1,
-            k => k - 1,
+    /// Allocated requests at which a direction becomes congested: 2.6.20's `nr − nr/8 + 1`
+    /// (capped at `nr`; 113 for 128); 2.5 counted free slots instead, congested while fewer
+    /// than `nr/8 − 1` are free (1 when that is negative), i.e. from `nr − (nr/8 − 1) + 1`
+    /// allocated (114 for 128).
+    fn congestion_on(&self) -> u32 {
+        let nr = self.nr_requests;
+        match self.request_alloc {
+            RequestAlloc::V2_6_20 => (nr - nr / 8 + 1).min(nr),
+            RequestAlloc::V2_5 => {
+                let on_free = match nr / 8 {
+                    0 => 1,
+                    k => k - 1,
+                };
+                nr - on_free + 1
+            }
         }
     }
 
-    /// 2.5's `queue_congestion_off_threshold`: clear once this many slots are free
-    /// (`nr/8 + 1`, at most `nr`; 17 for 128).
-    fn congestion_off_free_2_5(&self) -> u32 {
-        (self.nr_requests / 8 + 1).min(self.nr_requests)
-    }
-
-    /// `nr - nr/8 + 1`, capped at `nr`.
-    fn congestion_on(&self) -> u32 {
-        let nr = self.nr_requests;
-        (nr - nr / 8 + 1).min(nr)
-    }
-    /// `nr - nr/8 - nr/16 - 1`, at least 1.
+    /// Allocated requests below which a direction is reported uncongested: 2.6.20's `nr −
+    /// nr/8 − nr/16 − 1` (at least 1; 103 for 128); 2.5's "at least `nr/8 + 1` (at most
+    /// `nr`) free", i.e. below `nr − (nr/8 + 1) + 1` allocated (112 for 128).
     fn congestion_off(&self) -> u32 {
-        let nr = self.nr_requests as i64;
-        (nr - nr / 8 - nr / 16 - 1).max(1) as u32
+        let nr = self.nr_requests;
+        match self.request_alloc {
+            RequestAlloc::V2_6_20 => (nr as i64 - (nr / 8) as i64 - (nr / 16) as i64 - 1).max(1) as u32,
+            RequestAlloc::V2_5 => nr - (nr / 8 + 1).min(nr) + 1,
+        }
     }
 }
 
@@ -798,10 +801,7 @@ impl Queue {
                     return false;
                 }
             }
-            if !self.pool.congested[d] {
-                self.pool.congested[d] = true;
-                self.events.push_back(Event::Congestion { dir: bio.dir(), congested: true });
-            }
+            self.set_congested(bio.dir());
         }
         if self.pool.count[d] >= 3 * nr / 2 {
             return false;
@@ -827,12 +827,10 @@ impl Queue {
         if self.sched.may_queue(now, bio.owner, bio.prio, bio.dir(), bio.is_sync()) == MayQueue::No {
             return false;
         }
-        self.pool.count[d] += 1;
-        let free = self.cfg.nr_requests - self.pool.count[d];
-        if free < self.cfg.congestion_on_free_2_5() && !self.pool.congested[d] {
-            self.pool.congested[d] = true;
-            self.events.push_back(Event::Congestion { dir: bio.dir(), congested: true });
+        if self.pool.count[d] + 1 >= self.cfg.congestion_on() {
+            self.set_congested(bio.dir());
         }
+        self.pool.count[d] += 1;
         true
     }
 
@@ -843,12 +841,8 @@ impl Queue {
         if self.cfg.request_alloc == RequestAlloc::V2_5 {
             // __blk_put_request: back on the free list; one sleeper is woken only once
             // batch_requests slots are free, so until then a running task takes them.
-            let free = self.cfg.nr_requests - self.pool.count[d];
-            if free >= self.cfg.congestion_off_free_2_5() {
-                self.pool.congested[d] = false;
-                self.events.push_back(Event::Congestion { dir, congested: false });
-            }
-            if free >= self.cfg.batch_requests() {
+            self.report_release(dir);
+            if self.cfg.nr_requests - self.pool.count[d] >= self.cfg.batch_requests() {
                 self.wake_one(now, dir);
             }
             return;
@@ -859,12 +853,29 @@ impl Queue {
         }
     }
 
-    fn freed_dir(&mut self, now: Instant, dir: Dir) {
+    /// Mark `dir` congested (once, when it becomes so).
+    fn set_congested(&mut self, dir: Dir) {
+        let d = dir.index();
+        if !self.pool.congested[d] {
+            self.pool.congested[d] = true;
+            self.events.push_back(Event::Congestion { dir, congested: true });
+        }
+    }
+
+    /// After a release: below the release threshold the direction is uncongested, and
+    /// that is reported on every such release (`blk_clear_queue_congested` wakes the
+    /// `blk_congestion_wait` sleepers each time, whether or not the flag was set).
+    fn report_release(&mut self, dir: Dir) {
         let d = dir.index();
         if self.pool.count[d] < self.cfg.congestion_off() {
             self.pool.congested[d] = false;
             self.events.push_back(Event::Congestion { dir, congested: false });
         }
+    }
+
+    fn freed_dir(&mut self, now: Instant, dir: Dir) {
+        let d = dir.index();
+        self.report_release(dir);
         if self.pool.count[d] < self.cfg.nr_requests {
             self.pool.full[d] = false;
             self.wake_one(now, dir);
