@@ -127,6 +127,19 @@ impl PageCache {
         }
     }
 
+    /// As [`lookup`](Self::lookup), but leaves the page's LRU place alone (2.5's
+    /// `generic_file_write` only sets `PG_referenced`, which reclaim ignores for unmapped
+    /// page-cache pages).
+    pub fn lookup_quiet(&self, file: u32, index: u64) -> Lookup {
+        match self.index.get(&(file, index)) {
+            None => Lookup::Absent,
+            Some(&p) => {
+                let pg = &self.pages[p as usize];
+                if pg.locked || !pg.uptodate { Lookup::Locked(p) } else { Lookup::Uptodate(p) }
+            }
+        }
+    }
+
     /// Is the page present (in any state)?
     pub fn contains(&self, file: u32, index: u64) -> bool {
         self.index.contains_key(&(file, index))

@@ -1392,7 +1392,12 @@ impl Sim {
         let partial = !pos.is_multiple_of(BLOCK) || (page_end - pos) < BLOCK;
         let size = self.fs.file(file).size;
         let cpu = self.cfg.cpu.clone();
-        let p = match self.cache.lookup(file.0, index) {
+        let found = if self.cfg.host.write_marks_accessed {
+            self.cache.lookup(file.0, index)
+        } else {
+            self.cache.lookup_quiet(file.0, index)
+        };
+        let p = match found {
             Lookup::Uptodate(p) => p,
             Lookup::Locked(p) => {
                 let task = &mut self.tasks[t.0 as usize];

@@ -33,6 +33,12 @@ pub struct HostProfile {
     /// Which kernel's request-slot allocation the block queue follows (the queue's
     /// `request_alloc` default on this host; a scheduler spec may still set it).
     pub request_alloc: iosched_core::RequestAlloc,
+    /// Whether a buffered `write()` into a cached page marks it accessed (moves it to the
+    /// hot end of the LRU). 2.6's `generic_file_buffered_write` calls
+    /// `mark_page_accessed`; 2.5's `generic_file_write` only sets `PG_referenced`, which
+    /// page reclaim ignores for unmapped page-cache pages, so a rewritten page keeps its
+    /// place and is reclaimed as early as before.
+    pub write_marks_accessed: bool,
 }
 
 /// Read-ahead algorithm (see `readahead.rs`).
@@ -60,6 +66,7 @@ impl HostProfile {
             pdflush_threads: 2,
             readahead: Readahead::Linux25,
             request_alloc: iosched_core::RequestAlloc::V2_5,
+            write_marks_accessed: false,
         }
     }
 
@@ -69,6 +76,7 @@ impl HostProfile {
             name: "linux-2.6",
             readahead: Readahead::Linux26,
             request_alloc: iosched_core::RequestAlloc::V2_6_20,
+            write_marks_accessed: true,
             ..Self::linux_2003(mem_bytes)
         }
     }

@@ -153,3 +153,58 @@ fn trace_and_vmstat_are_produced() {
     let bi: u64 = v.iter().map(|l| l.bi).sum();
     assert!((30_000..=34_000).contains(&bi), "{bi} KiB read in vmstat for 32 MiB of files");
 }
+
+/// Write A and B (4 MiB each), rewrite A's first page, then read enough of a third file to
+/// evict A and half of B. Returns whether A's first page is still cached.
+fn rewritten_page_survives(host: HostProfile) -> bool {
+    let profile = iosched_disk::profile::load_profile("ide-2003").unwrap();
+    let cfg = SimConfig {
+        host,
+        cpu: CpuProfile::piii_1000(),
+        seed: 7,
+        vmstat: false,
+        time_limit: Some(Instant::from_secs(3_600)),
+        trace: false,
+        max_bio_sectors: 256,
+    };
+    let mut s = Sim::new(cfg, profile.build_boxed(7));
+    let mb4: u64 = 4 << 20;
+    let d = s.fs.mkdir(s.fs.root(), "d");
+    let (a, b) = (s.fs.create(d, "a"), s.fs.create(d, "b"));
+    // The cache will hold A and B (2048 pages) plus a little metadata; reading `free +
+    // 1536` pages of C evicts the 1024 oldest pages and 512 of the next.
+    let c_pages = s.cache.capacity() - 2048 + 1536;
+    let c = s.fs.create_with_size(d, "c", c_pages * 4096);
+    let mut script = Vec::new();
+    for (f, len) in [(a, mb4), (b, mb4), (a, 4096)] {
+        let mut off = 0;
+        while off < len {
+            let n = (len - off).min(65536);
+            script.push(SysOp::Write { file: f, offset: off, len: n });
+            off += n;
+        }
+        script.push(SysOp::Fsync { file: f });
+    }
+    script.push(SysOp::Open { file: c });
+    for i in 0..c_pages {
+        script.push(SysOp::Read { file: c, offset: i * 4096, len: 4096 });
+    }
+    script.reverse();
+    let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp { script.pop().unwrap_or(SysOp::Exit) };
+    let t = s.spawn("rw", Box::new(prog), IoPrio::NONE);
+    s.watch(t);
+    let mut q = queue("deadline");
+    host::run(&mut s, &mut q);
+    assert!(s.task_exited(t), "the script did not finish");
+    assert!(!s.cache.contains(a.0, 1), "A's other pages are the oldest and must be gone");
+    assert!(s.cache.contains(b.0, 1023), "B's last page is younger than what C evicted");
+    s.cache.contains(a.0, 0)
+}
+
+#[test]
+fn a_rewritten_page_keeps_its_lru_place_on_2_5_and_moves_up_on_2_6() {
+    // 2.5's generic_file_write only sets PG_referenced: the rewritten page is reclaimed
+    // with the rest of A. 2.6's generic_file_buffered_write marks it accessed.
+    assert!(!rewritten_page_survives(HostProfile::linux_2003(32 << 20)));
+    assert!(rewritten_page_survives(HostProfile::linux_2007(32 << 20)));
+}
