@@ -721,7 +721,7 @@ impl Queue {
         if a.state != State::Sorted || b.state != State::Sorted || a.nomerge || b.nomerge {
             return None;
         }
-        if a.rq.end() != b.rq.sector || a.rq.op != b.rq.op {
+        if a.rq.end() != b.rq.sector || a.rq.op != b.rq.op || !self.sched.allow_rq_merge(&a.rq, &b.rq) {
             return None;
         }
         if a.rq.len_sectors + b.rq.len_sectors > self.cfg.max_sectors {

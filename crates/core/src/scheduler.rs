@@ -111,6 +111,11 @@ pub trait Scheduler: Send {
     fn allow_merge(&self, _rq: &Request, _bio: &Request) -> bool {
         true
     }
+    /// Veto absorbing request `next` into `rq` (`attempt_merge`; recent kernels refuse
+    /// requests of different I/O priorities).
+    fn allow_rq_merge(&self, _rq: &Request, _next: &Request) -> bool {
+        true
+    }
     /// `merged`: a bio was merged into `rq` (already updated); re-sort if needed.
     fn merged(&mut self, _now: Instant, _rq: &Request, _kind: MergeKind, _ctx: &mut Ctx) {}
     /// `merge_requests`: `next` was absorbed into `rq` (already updated) and disappears.

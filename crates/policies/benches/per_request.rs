@@ -15,7 +15,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
 
-const SCHEDULERS: [&str; 5] = ["noop", "deadline", "as", "cfq", "cfq-v1"];
+const SCHEDULERS: [&str; 6] = ["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline"];
 
 fn per_request(c: &mut Criterion) {
     let mut g = c.benchmark_group("per_request");

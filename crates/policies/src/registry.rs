@@ -6,7 +6,7 @@
 //! A list of specs is comma separated; a comma-separated item that contains `=` continues
 //! the previous spec's settings: `deadline,as,as:nr_requests=8192,antic_expire=0`.
 
-use crate::{Anticipatory, Cfq, CfqV1, Deadline, Noop};
+use crate::{Anticipatory, Cfq, CfqV1, Deadline, MqDeadline, Noop};
 use iosched_core::{Hz, QUEUE_TUNABLES, Queue, QueueConfig, Scheduler, TunableError};
 use std::fmt;
 
@@ -52,6 +52,12 @@ pub const SCHEDULERS: &[Info] = &[
         follows: "CFQ #2 of Feb 2003 (2.5.61-mm1); 2.6.6 / 2.6.8 as options",
         summary: "original CFQ: per-process queues refilled round-robin, no slices, no idling",
     },
+    Info {
+        name: "mq-deadline",
+        aliases: &["mq_deadline"],
+        follows: "recent mainline block/mq-deadline.c (2024 tag fix; async_depth not modelled)",
+        summary: "deadline per I/O priority level (RT, BE, IDLE), strict priority with aging",
+    },
 ];
 
 fn lookup(name: &str) -> Option<&'static Info> {
@@ -81,6 +87,7 @@ pub fn new_scheduler(name: &str, hz: Hz) -> Option<Box<dyn Scheduler>> {
         "anticipatory" => Box::new(Anticipatory::new(hz)),
         "cfq" => Box::new(Cfq::new(hz)),
         "cfq-v1" => Box::new(CfqV1::new()),
+        "mq-deadline" => Box::new(MqDeadline::new(hz)),
         _ => unreachable!(),
     })
 }

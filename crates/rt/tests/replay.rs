@@ -54,6 +54,7 @@ fn record(sched: &str) -> Trace {
 
 #[test]
 fn recordings_replay_identically_for_every_scheduler() {
+    common::assert_every_scheduler_listed();
     for sched in SCHEDULERS {
         let trace = record(sched);
         let text = trace.to_text();

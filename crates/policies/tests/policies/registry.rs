@@ -8,13 +8,14 @@ fn aliases_resolve_to_kernel_names() {
     assert_eq!(SchedSpec::parse("none").unwrap().name, "noop");
     assert_eq!(SchedSpec::parse("CFQ").unwrap().name, "cfq");
     assert_eq!(SchedSpec::parse("cfq-v1").unwrap().name, "cfq-v1");
+    assert_eq!(SchedSpec::parse("mq_deadline").unwrap().name, "mq-deadline");
 }
 
 #[test]
 fn unknown_scheduler_lists_the_available_ones() {
     let e = SchedSpec::parse("bfq-turbo").unwrap_err().to_string();
     assert!(e.contains("unknown scheduler `bfq-turbo`"), "{e}");
-    for n in ["noop", "deadline", "anticipatory (alias as)", "cfq", "cfq-v1"] {
+    for n in ["noop", "deadline", "anticipatory (alias as)", "cfq", "cfq-v1", "mq-deadline"] {
         assert!(e.contains(n), "{e} should list {n}");
     }
 }

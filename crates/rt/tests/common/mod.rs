@@ -22,4 +22,13 @@ impl Drop for TempDir {
     }
 }
 
-pub const SCHEDULERS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq-v1"];
+pub const SCHEDULERS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline"];
+
+/// The lists above cover every registered policy (a new one must be added here).
+#[allow(dead_code)] // used by some of the test binaries that include this module
+pub fn assert_every_scheduler_listed() {
+    for info in iosched_policies::SCHEDULERS {
+        let listed = SCHEDULERS.iter().any(|s| iosched_policies::SchedSpec::parse(s).unwrap().name == info.name);
+        assert!(listed, "tests/common SCHEDULERS misses `{}`", info.name);
+    }
+}
