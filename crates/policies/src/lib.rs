@@ -3,7 +3,7 @@
 //! and tunables, and its integer (jiffy, fixed-point) arithmetic.
 //!
 //! What it is: `noop`, `deadline`, `anticipatory` (AS) and `cfq` as in Linux 2.6.20, the
-//! original 2003 CFQ as `cfq-v1`, today's `mq-deadline`, and the [`registry`] that parses specification strings
+//! original 2003 CFQ as `cfq-v1`, today's `mq-deadline` and `kyber`, and the [`registry`] that parses specification strings
 //! such as `as:antic_expire=0,read_expire=250ms` into configured instances.
 //!
 //! What it is not: policies only *choose*. They implement [`iosched_core::Scheduler`]
@@ -16,6 +16,7 @@ pub mod cfq;
 pub mod cfq_v1;
 pub mod common;
 pub mod deadline;
+pub mod kyber;
 pub mod mq_deadline;
 pub mod noop;
 pub mod registry;
@@ -25,6 +26,7 @@ pub use anticipatory::Anticipatory;
 pub use cfq::Cfq;
 pub use cfq_v1::CfqV1;
 pub use deadline::Deadline;
+pub use kyber::Kyber;
 pub use mq_deadline::MqDeadline;
 pub use noop::Noop;
 pub use registry::{SCHEDULERS, SchedSpec, new_scheduler, parse_list};

@@ -6,7 +6,7 @@
 //! A list of specs is comma separated; a comma-separated item that contains `=` continues
 //! the previous spec's settings: `deadline,as,as:nr_requests=8192,antic_expire=0`.
 
-use crate::{Anticipatory, Cfq, CfqV1, Deadline, MqDeadline, Noop};
+use crate::{Anticipatory, Cfq, CfqV1, Deadline, Kyber, MqDeadline, Noop};
 use iosched_core::{Hz, QUEUE_TUNABLES, Queue, QueueConfig, Scheduler, TunableError};
 use std::fmt;
 
@@ -58,6 +58,12 @@ pub const SCHEDULERS: &[Info] = &[
         follows: "recent mainline block/mq-deadline.c (2024 tag fix; async_depth not modelled)",
         summary: "deadline per I/O priority level (RT, BE, IDLE), strict priority with aging",
     },
+    Info {
+        name: "kyber",
+        aliases: &[],
+        follows: "block/kyber-iosched.c, histogram version (4.18 to today; async tag limit not modelled)",
+        summary: "per-operation token depths tuned from p90/p99 latency histograms; FIFO, batches per domain",
+    },
 ];
 
 fn lookup(name: &str) -> Option<&'static Info> {
@@ -88,6 +94,7 @@ pub fn new_scheduler(name: &str, hz: Hz) -> Option<Box<dyn Scheduler>> {
         "cfq" => Box::new(Cfq::new(hz)),
         "cfq-v1" => Box::new(CfqV1::new()),
         "mq-deadline" => Box::new(MqDeadline::new(hz)),
+        "kyber" => Box::new(Kyber::new(hz)),
         _ => unreachable!(),
     })
 }

@@ -2,6 +2,7 @@
 //! of the invariants every policy keeps, and registry errors.
 
 mod golden;
+mod kyber;
 mod props;
 mod registry;
 mod request_alloc;

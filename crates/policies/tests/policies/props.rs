@@ -15,7 +15,7 @@ use iosched_policies::SchedSpec;
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 
-const SCHEDS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq:defer_slice_start=1", "cfq-v1", "mq-deadline"];
+const SCHEDS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq:defer_slice_start=1", "cfq-v1", "mq-deadline", "kyber"];
 
 #[derive(Clone, Debug)]
 enum Step {
@@ -236,6 +236,9 @@ fn wait_bound_ms(sched: &str) -> Option<u64> {
         "as" => Some(2 * 250 + 500 + 7 + 10 + 5),
         // Six busy processes' slices (≤ 180 ms each) + idle waits, twice over.
         "cfq" | "cfq:defer_slice_start=1" => Some(2 * 6 * (180 + 8 + 4 * 10) + 100 + 64 * 10),
+        // FIFO per domain, batches of 16 reads and 8 writes: a request has at most the 24
+        // outstanding ahead of it, so at most three rounds of both batches.
+        "kyber" => Some(3 * (16 + 8) * 10 + 100),
         _ => None,
     }
 }

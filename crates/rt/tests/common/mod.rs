@@ -22,7 +22,7 @@ impl Drop for TempDir {
     }
 }
 
-pub const SCHEDULERS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline"];
+pub const SCHEDULERS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber"];
 
 /// The lists above cover every registered policy (a new one must be added here).
 #[allow(dead_code)] // used by some of the test binaries that include this module

@@ -1,0 +1,392 @@
+//! Kyber (the histogram version of `block/kyber-iosched.c`, Linux 4.18 to today; the
+//! reference's [KY], `../shared/reference/modern.md` §3).
+//!
+//! No sorting and no per-process state. Requests are put in four *domains* by operation —
+//! READ, WRITE (sync and async together), DISCARD, OTHER — and each domain may have only
+//! `depth` requests on the device at once (its *tokens*: 256, 128, 64, 16 to start with,
+//! which are also the maxima). Dispatch takes up to a batch (16, 8, 1, 1) from one domain,
+//! in arrival order, then moves round robin to the next domain that has requests and a free
+//! token. A domain without a token keeps its requests pending, where they can still merge.
+//!
+//! The depths follow latency: every completion of a READ, WRITE or DISCARD request adds
+//! two samples to that domain's histograms — total latency (from the request's creation)
+//! and I/O latency (from its start on the device) — in eight buckets a quarter of the
+//! domain's target wide (targets 2 ms, 10 ms, 5 s), and pulls a timer in to at most 100
+//! ms away. When it fires, a domain whose p90 I/O latency is above its target marks the
+//! device congested; then each domain with a p99 total latency (bucket `b`, 0..7) — fresh,
+//! or remembered from a window without congestion — is resized to `depth·(b+1)/4`
+//! (clamped to 1..max) if the device is congested or its own p99 is above target. So
+//! under congestion domains meeting their target are throttled, and domains missing it
+//! always get more depth. A percentile is computed once its histogram holds 500 samples or
+//! a second after it was first looked at, and computing it empties the histogram; the two
+//! percentiles of a domain share that one-second clock, as in the kernel.
+//!
+//! Not modelled: the per-CPU software queues (there is one; `kcq` and `rqs` below are its
+//! pending list and the hardware queue's flushed list), the async tag limit (75 % of the
+//! scheduler tags), a requeued request giving its token back (the framework keeps a
+//! requeued request on its dispatch list, so it keeps its token until it completes).
+
+use iosched_core::{Ctx, Decision, Hz, IdMap, Instant, Op, ReqId, Request, Scheduler, Spec, Status};
+use std::collections::{BTreeMap, VecDeque};
+
+const TUNABLES: &[Spec] = &[
+    Spec::count("read_lat_nsec", 0, i64::MAX, "target latency of reads (ns)"),
+    Spec::count("write_lat_nsec", 0, i64::MAX, "target latency of writes (ns)"),
+];
+
+const READ: usize = 0;
+const WRITE: usize = 1;
+const DISCARD: usize = 2;
+const OTHER: usize = 3;
+const DOMAINS: usize = 4;
+const DOMAIN_NAMES: [&str; DOMAINS] = ["read", "write", "discard", "other"];
+
+/// `kyber_depth`: maximum (and initial) tokens per domain.
+const MAX_DEPTH: [u32; DOMAINS] = [256, 128, 64, 16];
+/// `kyber_batch_size`.
+const BATCH_SIZE: [u32; DOMAINS] = [16, 8, 1, 1];
+/// `kyber_latency_targets` (ns); OTHER is not monitored.
+const DEFAULT_TARGETS: [u64; OTHER] = [2_000_000, 10_000_000, 5_000_000_000];
+
+/// `KYBER_LATENCY_SHIFT`: a bucket is a quarter of the target.
+const LATENCY_SHIFT: u32 = 2;
+/// `KYBER_GOOD_BUCKETS`: buckets at or below the target.
+const GOOD_BUCKETS: usize = 1 << LATENCY_SHIFT;
+const BUCKETS: usize = 2 << LATENCY_SHIFT;
+const TOTAL: usize = 0;
+const IO: usize = 1;
+/// A percentile needs this many samples (or a second).
+const MIN_SAMPLES: u64 = 500;
+
+/// `kyber_sched_domain`.
+fn domain_of(op: Op) -> usize {
+    match op {
+        Op::Read => READ,
+        Op::Write => WRITE,
+        Op::Discard => DISCARD,
+        Op::Flush => OTHER,
+    }
+}
+
+#[derive(Debug)]
+struct KyRq {
+    rq: Request,
+    domain: usize,
+    /// Position in `pending[domain]` while pending (`kcq->rq_list`).
+    seq: u64,
+    /// Flushed to the hardware queue's list (`khd->rqs`): no longer mergeable.
+    flushed: bool,
+}
+
+#[derive(Debug)]
+pub struct Kyber {
+    hz: Hz,
+    /// `latency_targets` (ns) for READ, WRITE, DISCARD.
+    targets: [u64; OTHER],
+
+    rqs: IdMap<KyRq>,
+    /// The software queue's lists, by arrival (`kcq->rq_list`), keyed by sequence number.
+    pending: [BTreeMap<u64, ReqId>; DOMAINS],
+    /// The hardware queue's flushed lists (`khd->rqs`).
+    flushed: [VecDeque<ReqId>; DOMAINS],
+    seq: u64,
+    cur_domain: usize,
+    batching: u32,
+    /// `domain_tokens`: current depth and tokens in use.
+    depth: [u32; DOMAINS],
+    in_use: [u32; DOMAINS],
+    /// Requests holding a token, with their domain and when they started on the device.
+    on_device: IdMap<(usize, Option<Instant>)>,
+
+    /// `latency_buckets[domain][type][bucket]`.
+    buckets: [[[u64; BUCKETS]; 2]; OTHER],
+    /// `latency_timeout` (jiffies; 0 = not running).
+    latency_timeout: [u64; OTHER],
+    /// `domain_p99` (-1 = none remembered).
+    domain_p99: [i32; OTHER],
+    /// The statistics timer (`kqd->timer`), in jiffies.
+    timer: Option<u64>,
+}
+
+impl Kyber {
+    pub fn new(hz: Hz) -> Self {
+        Kyber {
+            hz,
+            targets: DEFAULT_TARGETS,
+            rqs: IdMap::default(),
+            pending: Default::default(),
+            flushed: Default::default(),
+            seq: 0,
+            cur_domain: READ,
+            batching: 0,
+            depth: MAX_DEPTH,
+            in_use: [0; DOMAINS],
+            on_device: IdMap::default(),
+            buckets: [[[0; BUCKETS]; 2]; OTHER],
+            latency_timeout: [0; OTHER],
+            domain_p99: [-1; OTHER],
+            timer: None,
+        }
+    }
+
+    /// `add_latency_sample`.
+    fn add_sample(&mut self, domain: usize, kind: usize, latency_ns: u64) {
+        let bucket = if latency_ns > 0 {
+            let divisor = (self.targets[domain] >> LATENCY_SHIFT).max(1);
+            (((latency_ns - 1) / divisor) as usize).min(BUCKETS - 1)
+        } else {
+            0
+        };
+        self.buckets[domain][kind][bucket] += 1;
+    }
+
+    /// `calculate_percentile`: the bucket holding the percentile, or -1 while the window
+    /// is still open (fewer than 500 samples and less than a second since first asked).
+    fn percentile(&mut self, domain: usize, kind: usize, percentile: u64, now_j: u64) -> i32 {
+        let samples: u64 = self.buckets[domain][kind].iter().sum();
+        if samples == 0 {
+            return -1;
+        }
+        if self.latency_timeout[domain] == 0 {
+            self.latency_timeout[domain] = (now_j + self.hz.get() as u64).max(1);
+        }
+        if samples < MIN_SAMPLES && self.latency_timeout[domain] > now_j {
+            return -1;
+        }
+        self.latency_timeout[domain] = 0;
+        let mut wanted = (samples * percentile).div_ceil(100);
+        let b = &self.buckets[domain][kind];
+        let mut bucket = 0;
+        while bucket < BUCKETS - 1 {
+            if b[bucket] >= wanted {
+                break;
+            }
+            wanted -= b[bucket];
+            bucket += 1;
+        }
+        self.buckets[domain][kind] = [0; BUCKETS];
+        bucket as i32
+    }
+
+    /// `kyber_timer_fn`.
+    fn timer_fn(&mut self, now_j: u64) {
+        let mut bad = false;
+        for d in 0..OTHER {
+            if self.percentile(d, IO, 90, now_j) >= GOOD_BUCKETS as i32 {
+                bad = true;
+            }
+        }
+        for (d, &max_depth) in MAX_DEPTH.iter().enumerate().take(OTHER) {
+            let mut p99 = self.percentile(d, TOTAL, 99, now_j);
+            if bad {
+                if p99 < 0 {
+                    p99 = self.domain_p99[d];
+                }
+                self.domain_p99[d] = -1;
+            } else if p99 >= 0 {
+                self.domain_p99[d] = p99;
+            }
+            if p99 < 0 {
+                continue;
+            }
+            if bad || p99 >= GOOD_BUCKETS as i32 {
+                let depth = (self.depth[d] as u64 * (p99 as u64 + 1)) >> LATENCY_SHIFT;
+                // kyber_resize_domain
+                self.depth[d] = (depth as u32).clamp(1, max_depth);
+            }
+        }
+    }
+
+    /// `kyber_dispatch_cur_domain`: the head of the domain's flushed list, or — if it is
+    /// empty — flush the pending list first; either only with a token in hand.
+    fn dispatch_cur_domain(&mut self, ctx: &mut Ctx) -> bool {
+        let d = self.cur_domain;
+        if self.flushed[d].is_empty() && self.pending[d].is_empty() {
+            return false;
+        }
+        if self.in_use[d] >= self.depth[d] {
+            // No token: the requests stay pending (and mergeable); a freed token reruns
+            // the queue.
+            return false;
+        }
+        if self.flushed[d].is_empty() {
+            for (_, id) in std::mem::take(&mut self.pending[d]) {
+                self.rqs.get_mut(&id).expect("pending request").flushed = true;
+                self.flushed[d].push_back(id);
+            }
+        }
+        let id = self.flushed[d].pop_front().expect("a flushed request");
+        let e = self.rqs.remove(&id).expect("request held by kyber");
+        self.in_use[d] += 1;
+        self.batching += 1;
+        self.on_device.insert(id, (d, None));
+        ctx.dispatch_add_tail(e.rq);
+        true
+    }
+
+    fn holds(&self) -> bool {
+        !self.rqs.is_empty()
+    }
+
+    /// Whether `id` is pending and among the 8 newest of its domain's list
+    /// (`blk_bio_list_merge` looks at no more).
+    fn among_newest_pending(&self, id: ReqId) -> bool {
+        let Some(e) = self.rqs.get(&id) else { return false };
+        !e.flushed && self.pending[e.domain].range(e.seq..).take(9).count() <= 8
+    }
+}
+
+impl Scheduler for Kyber {
+    fn name(&self) -> &'static str {
+        "kyber"
+    }
+    fn tunables(&self) -> &'static [Spec] {
+        TUNABLES
+    }
+    fn get_tunable(&self, name: &str) -> Option<i64> {
+        Some(match name {
+            "read_lat_nsec" => self.targets[READ] as i64,
+            "write_lat_nsec" => self.targets[WRITE] as i64,
+            _ => return None,
+        })
+    }
+    fn set_tunable(&mut self, name: &str, v: i64) {
+        match name {
+            "read_lat_nsec" => self.targets[READ] = v as u64,
+            "write_lat_nsec" => self.targets[WRITE] = v as u64,
+            _ => unreachable!("kyber has no tunable {name}"),
+        }
+    }
+
+    /// `kyber_insert_requests`: to the tail of the domain's pending list.
+    fn insert(&mut self, _now: Instant, rq: &Request, _ctx: &mut Ctx) {
+        let domain = domain_of(rq.op);
+        self.seq += 1;
+        self.pending[domain].insert(self.seq, rq.id);
+        self.rqs.insert(rq.id, KyRq { rq: *rq, domain, seq: self.seq, flushed: false });
+    }
+
+    /// `kyber_bio_merge` → `blk_bio_list_merge`: a pending request of the bio's domain,
+    /// among the 8 newest, that starts where the bio ends.
+    fn front_merge_candidate(&self, bio: &Request) -> Option<ReqId> {
+        let d = domain_of(bio.op);
+        self.pending[d].values().rev().take(8).copied().find(|id| self.rqs[id].rq.sector == bio.end())
+    }
+    /// Only the 8 newest pending requests of a domain take bios; flushed ones none.
+    fn allow_merge(&self, rq: &Request, _bio: &Request) -> bool {
+        self.among_newest_pending(rq.id)
+    }
+    /// blk-mq's bio-list merge never merges two requests.
+    fn allow_rq_merge(&self, _rq: &Request, _next: &Request) -> bool {
+        false
+    }
+    fn merged(&mut self, _now: Instant, rq: &Request, _kind: iosched_core::MergeKind, _ctx: &mut Ctx) {
+        if let Some(e) = self.rqs.get_mut(&rq.id) {
+            e.rq = *rq;
+        }
+    }
+    fn merge_requests(&mut self, _now: Instant, rq: &Request, next: &Request) {
+        // Not reached (allow_rq_merge refuses); kept consistent all the same.
+        if let Some(e) = self.rqs.get_mut(&rq.id) {
+            e.rq = *rq;
+        }
+        if let Some(n) = self.rqs.remove(&next.id) {
+            self.pending[n.domain].remove(&n.seq);
+            self.flushed[n.domain].retain(|&x| x != next.id);
+        }
+    }
+
+    /// `kyber_dispatch_request`.
+    fn dispatch(&mut self, _now: Instant, ctx: &mut Ctx) -> Decision {
+        if self.batching < BATCH_SIZE[self.cur_domain] && self.dispatch_cur_domain(ctx) {
+            return Decision::Dispatch;
+        }
+        // Start another batch, round robin, back to the same domain last.
+        self.batching = 0;
+        for _ in 0..DOMAINS {
+            self.cur_domain = (self.cur_domain + 1) % DOMAINS;
+            if self.dispatch_cur_domain(ctx) {
+                return Decision::Dispatch;
+            }
+        }
+        if self.holds() {
+            // Out of tokens: a completion frees one and runs the queue.
+            Decision::Idle { until: None }
+        } else {
+            Decision::Empty
+        }
+    }
+
+    /// Everything out, domain by domain, tokens or not.
+    fn drain(&mut self, _now: Instant, ctx: &mut Ctx) {
+        for d in 0..DOMAINS {
+            let mut ids: Vec<ReqId> = self.flushed[d].drain(..).collect();
+            ids.extend(std::mem::take(&mut self.pending[d]).into_values());
+            for id in ids {
+                let e = self.rqs.remove(&id).expect("request held by kyber");
+                self.in_use[d] += 1;
+                self.on_device.insert(id, (d, None));
+                ctx.dispatch_add_tail(e.rq);
+            }
+        }
+    }
+
+    /// `blk_mq_start_request` sets `io_start_time_ns`.
+    fn activate(&mut self, now: Instant, rq: &Request) {
+        if let Some(e) = self.on_device.get_mut(&rq.id) {
+            e.1.get_or_insert(now);
+        }
+    }
+
+    /// `kyber_completed_request` (latency samples, timer) and `kyber_finish_request`
+    /// (the token goes back).
+    fn completed(&mut self, now: Instant, rq: &Request, _status: Status, ctx: &mut Ctx) {
+        let Some((d, started)) = self.on_device.remove(&rq.id) else { return };
+        self.in_use[d] -= 1;
+        if d != OTHER {
+            let total = now.saturating_duration_since(rq.arrival).as_nanos() as u64;
+            let io = now.saturating_duration_since(started.unwrap_or(now)).as_nanos() as u64;
+            self.add_sample(d, TOTAL, total);
+            self.add_sample(d, IO, io);
+            // timer_reduce(jiffies + HZ / 10)
+            let at = self.hz.jiffies(now) + (self.hz.get() / 10) as u64;
+            self.timer = Some(self.timer.map_or(at, |t| t.min(at)));
+        }
+        if self.holds() {
+            ctx.kick();
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timer.map(|j| self.hz.instant(j))
+    }
+    fn handle_timeout(&mut self, now: Instant, ctx: &mut Ctx) {
+        let now_j = self.hz.jiffies(now);
+        if self.timer.is_some_and(|j| now_j >= j) {
+            self.timer = None;
+            self.timer_fn(now_j);
+            if self.holds() {
+                ctx.kick();
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        !self.holds()
+    }
+    fn queued(&self) -> usize {
+        self.rqs.len()
+    }
+
+    fn debug_state(&self) -> Vec<(String, String)> {
+        let mut v = vec![
+            ("cur_domain".into(), DOMAIN_NAMES[self.cur_domain].into()),
+            ("batching".into(), self.batching.to_string()),
+        ];
+        for (d, name) in DOMAIN_NAMES.iter().enumerate() {
+            v.push((format!("{name}_depth"), self.depth[d].to_string()));
+            v.push((format!("{name}_in_use"), self.in_use[d].to_string()));
+        }
+        v
+    }
+}
