@@ -533,13 +533,16 @@ impl Queue {
         let barrier = rq.op == Op::Flush;
         let mut slot = Slot { rq, state: State::Sorted, sorted: !barrier, nomerge: false, merged: Merged::default() };
         if barrier {
-            // INSERT_BACK: drain the policy, append, start the queue.
+            // INSERT_BACK: drain the policy, append, start the queue (a blk-mq scheduler
+            // is bypassed instead, keeping what it holds).
             slot.state = State::Dispatched;
             slot.nomerge = true;
             self.slots.insert(rq.id, slot);
             self.events.push_back(Event::Queued { id: rq.id });
-            let mut ctx = Ctx::new(&mut self.list);
-            self.sched.drain(now, &mut ctx);
+            if self.sched.flush_drains() {
+                let mut ctx = Ctx::new(&mut self.list);
+                self.sched.drain(now, &mut ctx);
+            }
             self.list.add_barrier(rq);
             self.after_policy(false);
             self.remove_plug();

@@ -158,6 +158,14 @@ pub trait Scheduler: Send {
     /// Number of requests the policy holds (`nr_sorted`).
     fn queued(&self) -> usize;
 
+    /// Whether a flush (barrier) first drains the policy. The 2.6 block layer inserts a
+    /// barrier with `ELEVATOR_INSERT_BACK`, which empties the elevator onto the dispatch
+    /// list first; blk-mq sends a flush past the scheduler (`blk_insert_flush`), so the
+    /// blk-mq schedulers keep their requests.
+    fn flush_drains(&self) -> bool {
+        true
+    }
+
     /// 2003 CFQ kept requests back-mergeable while on the dispatch list. Everything from
     /// 2.6.6 on removes them from the merge hash when dispatched.
     fn dispatched_mergeable(&self) -> bool {

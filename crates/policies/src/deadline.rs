@@ -56,7 +56,9 @@ pub struct Deadline {
     next_rq: [Option<ReqId>; 2],
     batching: i64,
     last_sector: u64,
-    starved: i64,
+    /// `unsigned int starved`: C compares it with the signed `writes_starved` as unsigned,
+    /// so a negative tunable is a huge count and reads always win.
+    starved: u32,
 }
 
 impl Deadline {
@@ -235,8 +237,8 @@ impl Scheduler for Deadline {
         let d = if reads {
             if writes && {
                 let s = self.starved;
-                self.starved += 1;
-                s >= self.writes_starved
+                self.starved = s.wrapping_add(1);
+                s >= self.writes_starved as i32 as u32
             } {
                 self.starved = 0;
                 Dir::Write

@@ -21,10 +21,13 @@
 //! a second after it was first looked at, and computing it empties the histogram; the two
 //! percentiles of a domain share that one-second clock, as in the kernel.
 //!
-//! Not modelled: the per-CPU software queues (there is one; `kcq` and `rqs` below are its
-//! pending list and the hardware queue's flushed list), the async tag limit (75 % of the
-//! scheduler tags), a requeued request giving its token back (the framework keeps a
-//! requeued request on its dispatch list, so it keeps its token until it completes).
+//! Flushes go past the policy, as in blk-mq (`blk_insert_flush`), instead of draining it
+//! as 2.6 barriers do. Not modelled: the per-CPU software queues (there is one; `pending`
+//! and `flushed` below are its list and the hardware queue's), the async tag limit (75 %
+//! of the scheduler tags), tokens as sbitmap bits (a count here: after a shrink the kernel
+//! may briefly have more in flight than the new depth), a requeued request giving its
+//! token back (the framework keeps a requeued request on its dispatch list, so it keeps its
+//! token until it completes).
 
 use iosched_core::{Ctx, Decision, Hz, IdMap, Instant, Op, ReqId, Request, Scheduler, Spec, Status};
 use std::collections::{BTreeMap, VecDeque};
@@ -71,6 +74,10 @@ fn domain_of(op: Op) -> usize {
 #[derive(Debug)]
 struct KyRq {
     rq: Request,
+    /// `start_time_ns`: when the request got its scheduler tag — here, when it was
+    /// inserted (allocation and insertion coincide in this framework; a bio that waited
+    /// for a pool slot does not count that wait).
+    start: Instant,
     domain: usize,
     /// Position in `pending[domain]` while pending (`kcq->rq_list`).
     seq: u64,
@@ -95,8 +102,8 @@ pub struct Kyber {
     /// `domain_tokens`: current depth and tokens in use.
     depth: [u32; DOMAINS],
     in_use: [u32; DOMAINS],
-    /// Requests holding a token, with their domain and when they started on the device.
-    on_device: IdMap<(usize, Option<Instant>)>,
+    /// Requests holding a token: domain, `start_time_ns`, `io_start_time_ns`.
+    on_device: IdMap<(usize, Instant, Option<Instant>)>,
 
     /// `latency_buckets[domain][type][bucket]`.
     buckets: [[[u64; BUCKETS]; 2]; OTHER],
@@ -219,7 +226,7 @@ impl Kyber {
         let e = self.rqs.remove(&id).expect("request held by kyber");
         self.in_use[d] += 1;
         self.batching += 1;
-        self.on_device.insert(id, (d, None));
+        self.on_device.insert(id, (d, e.start, None));
         ctx.dispatch_add_tail(e.rq);
         true
     }
@@ -259,11 +266,11 @@ impl Scheduler for Kyber {
     }
 
     /// `kyber_insert_requests`: to the tail of the domain's pending list.
-    fn insert(&mut self, _now: Instant, rq: &Request, _ctx: &mut Ctx) {
+    fn insert(&mut self, now: Instant, rq: &Request, _ctx: &mut Ctx) {
         let domain = domain_of(rq.op);
         self.seq += 1;
         self.pending[domain].insert(self.seq, rq.id);
-        self.rqs.insert(rq.id, KyRq { rq: *rq, domain, seq: self.seq, flushed: false });
+        self.rqs.insert(rq.id, KyRq { rq: *rq, start: now, domain, seq: self.seq, flushed: false });
     }
 
     /// `kyber_bio_merge` → `blk_bio_list_merge`: a pending request of the bio's domain,
@@ -272,9 +279,10 @@ impl Scheduler for Kyber {
         let d = domain_of(bio.op);
         self.pending[d].values().rev().take(8).copied().find(|id| self.rqs[id].rq.sector == bio.end())
     }
-    /// Only the 8 newest pending requests of a domain take bios; flushed ones none.
-    fn allow_merge(&self, rq: &Request, _bio: &Request) -> bool {
-        self.among_newest_pending(rq.id)
+    /// Only the 8 newest pending requests of a domain take bios, flushed ones none, and
+    /// never across I/O priorities (`blk_rq_merge_ok`).
+    fn allow_merge(&self, rq: &Request, bio: &Request) -> bool {
+        rq.prio == bio.prio && self.among_newest_pending(rq.id)
     }
     /// blk-mq's bio-list merge never merges two requests.
     fn allow_rq_merge(&self, _rq: &Request, _next: &Request) -> bool {
@@ -325,7 +333,7 @@ impl Scheduler for Kyber {
             for id in ids {
                 let e = self.rqs.remove(&id).expect("request held by kyber");
                 self.in_use[d] += 1;
-                self.on_device.insert(id, (d, None));
+                self.on_device.insert(id, (d, e.start, None));
                 ctx.dispatch_add_tail(e.rq);
             }
         }
@@ -333,19 +341,20 @@ impl Scheduler for Kyber {
 
     /// `blk_mq_start_request` sets `io_start_time_ns`.
     fn activate(&mut self, now: Instant, rq: &Request) {
+        // Every start (also after a requeue) sets it again.
         if let Some(e) = self.on_device.get_mut(&rq.id) {
-            e.1.get_or_insert(now);
+            e.2 = Some(now);
         }
     }
 
     /// `kyber_completed_request` (latency samples, timer) and `kyber_finish_request`
     /// (the token goes back).
     fn completed(&mut self, now: Instant, rq: &Request, _status: Status, ctx: &mut Ctx) {
-        let Some((d, started)) = self.on_device.remove(&rq.id) else { return };
+        let Some((d, start, io_start)) = self.on_device.remove(&rq.id) else { return };
         self.in_use[d] -= 1;
         if d != OTHER {
-            let total = now.saturating_duration_since(rq.arrival).as_nanos() as u64;
-            let io = now.saturating_duration_since(started.unwrap_or(now)).as_nanos() as u64;
+            let total = now.saturating_duration_since(start).as_nanos() as u64;
+            let io = now.saturating_duration_since(io_start.unwrap_or(now)).as_nanos() as u64;
             self.add_sample(d, TOTAL, total);
             self.add_sample(d, IO, io);
             // timer_reduce(jiffies + HZ / 10)
@@ -369,6 +378,11 @@ impl Scheduler for Kyber {
                 ctx.kick();
             }
         }
+    }
+
+    /// blk-mq sends flushes past the scheduler.
+    fn flush_drains(&self) -> bool {
+        false
     }
 
     fn is_empty(&self) -> bool {

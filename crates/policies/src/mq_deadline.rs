@@ -21,12 +21,16 @@
 //! - Requests of different I/O priorities are never merged (`blk_rq_merge_ok`,
 //!   `attempt_merge`).
 //!
+//! When the policy holds requests but returns none (a higher level is on the device, a
+//! candidate too young for the aging pass), it asks to be run again after 3 ms, as
+//! blk-mq's delayed re-run after an empty dispatch (`BLK_MQ_BUDGET_DELAY`) does; this is
+//! what lets an aged request out while a higher level keeps the device busy. Flushes go
+//! past the policy, as in blk-mq, instead of draining it as 2.6 barriers do.
+//!
 //! Not modelled: the `async_depth` tag limit (recent kernels set it to `nr_requests`, so it
 //! limits nothing by default; 5.14 to 2024 reserved a quarter of the tags for synchronous
 //! reads), the at-head dispatch list (requeues are the framework's business here), zoned
-//! devices. When the policy holds requests but returns none with nothing in flight (only
-//! possible after `read_expire` / `write_expire` were lowered under queued requests), it
-//! asks to be run again after 3 ms, as blk-mq's delayed re-run (`BLK_MQ_BUDGET_DELAY`) does.
+//! devices.
 
 use crate::common::Fifo;
 use iosched_core::{
@@ -129,7 +133,9 @@ pub struct MqDeadline {
     per_prio: [PerPrio; LEVELS],
     last_dir: usize,
     batching: i64,
-    starved: i64,
+    /// `unsigned int starved`, compared with the signed tunable as C does: converted to
+    /// unsigned, so a negative `writes_starved` is huge and reads always win.
+    starved: u32,
     seq: u64,
     rerun_at: Option<Instant>,
 }
@@ -192,8 +198,8 @@ impl MqDeadline {
             let d = if reads
                 && !(writes && {
                     let s = self.starved;
-                    self.starved += 1;
-                    s >= self.writes_starved
+                    self.starved = s.wrapping_add(1);
+                    s >= self.writes_starved as i32 as u32
                 }) {
                 Dir::Read.index()
             } else if writes {
@@ -375,10 +381,9 @@ impl Scheduler for MqDeadline {
         }
         if self.rqs.is_empty() {
             Decision::Empty
-        } else if !self.owned.is_empty() {
-            // A completion runs the queue again.
-            Decision::Idle { until: None }
         } else {
+            // blk-mq runs the queue again after BLK_MQ_BUDGET_DELAY whenever a run
+            // dispatched nothing (a completion also runs it here, as in 2.6).
             let at = now + RERUN_DELAY;
             self.rerun_at = Some(at);
             Decision::Idle { until: Some(at) }
@@ -395,14 +400,15 @@ impl Scheduler for MqDeadline {
     }
 
     /// `dd_finish_request`.
-    fn completed(&mut self, _now: Instant, rq: &Request, _status: Status, ctx: &mut Ctx) {
+    fn completed(&mut self, _now: Instant, rq: &Request, _status: Status, _ctx: &mut Ctx) {
         if let Some(level) = self.owned.remove(&rq.id) {
             self.finish(level);
-            // A completion can unblock a lower level.
-            if !self.rqs.is_empty() {
-                ctx.kick();
-            }
         }
+    }
+
+    /// blk-mq sends flushes past the scheduler.
+    fn flush_drains(&self) -> bool {
+        false
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
