@@ -144,3 +144,54 @@ fn wakeups_are_never_lost() {
         assert_eq!(n, 6 * 1500);
     }
 }
+
+/// mq-deadline's strict priority through the real runtime, on an emulated 2003 IDE disk
+/// (one request at a time, milliseconds each): while four real-time readers keep requests
+/// queued, a best-effort reader gets nothing; under deadline it takes its share.
+/// Returns how many of the best-effort reader's 20 reads finished before the last of the
+/// real-time readers' 4 × 20.
+fn best_effort_reads_before_rt_done(sched: &str) -> usize {
+    use iosched_core::{IoPrio, Owner};
+    use std::time::Instant;
+    let dir = TempDir::new(&format!("prio-{sched}"));
+    let mut o = Options::new(SchedSpec::parse(&format!("{sched}:plugging=0")).unwrap());
+    o.size = Some(64 << 20);
+    o.emulate = Some("ide-2003".into());
+    let t = Target::open(dir.path("t"), o).unwrap();
+    let span = t.info().data_len / 4096;
+    let start = Instant::now();
+    let done: Vec<(bool, Vec<f64>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..5u64)
+            .map(|i| {
+                let rt = i < 4;
+                let prio = if rt { IoPrio::rt(0) } else { IoPrio::be(4) };
+                let h = t.handle_as(Owner(100 + i), prio);
+                s.spawn(move || {
+                    let mut b = IoBuf::new(4096);
+                    let mut times = Vec::new();
+                    for k in 0..20u64 {
+                        // Scattered offsets: every read is a seek.
+                        let block = (i * 7919 + k * 104_729) % span;
+                        h.read(block * 4096, &mut b).unwrap();
+                        times.push(start.elapsed().as_secs_f64());
+                    }
+                    (rt, times)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    let rep = t.close().unwrap();
+    assert!(rep.errors.is_empty(), "{:?}", rep.first_error);
+    let rt_end = done.iter().filter(|d| d.0).flat_map(|d| d.1.iter().copied()).fold(0.0, f64::max);
+    done.iter().filter(|d| !d.0).flat_map(|d| d.1.iter()).filter(|&&t| t < rt_end).count()
+}
+
+#[test]
+fn mq_deadline_serves_real_time_readers_first_on_real_io() {
+    let mq = best_effort_reads_before_rt_done("mq-deadline");
+    let dl = best_effort_reads_before_rt_done("deadline");
+    eprintln!("best-effort reads done while real-time readers ran: mq-deadline {mq} of 20, deadline {dl} of 20");
+    assert!(mq <= 2, "mq-deadline let {mq} best-effort reads through");
+    assert!(dl >= 8, "deadline served only {dl} best-effort reads: the load is not what the test assumes");
+}
