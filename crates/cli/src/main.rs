@@ -39,6 +39,7 @@ enum Cmd {
     /// List every scheduler with its tunables (name, unit, default, range, meaning).
     Schedulers(schedulers::Args),
     /// Run a scenario script against a scheduler and print its transcript.
+    #[command(after_help = schedulers::SCENARIO_FORMAT)]
     Scenario(schedulers::ScenarioArgs),
     /// Replay a recorded queue-input trace through a fresh queue and check the dispatch order.
     Replay(schedulers::ReplayArgs),

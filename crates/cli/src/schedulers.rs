@@ -100,21 +100,36 @@ fn print_table(rows: &[TunableRow]) {
     }
 }
 
+/// The script format, for `iosched scenario --help`.
+pub const SCENARIO_FORMAT: &str = "\
+Script format (one command per line; `#` starts a comment):
+  sched as:antic_expire=6          the scheduler spec (first command, exactly once)
+  set read_expire=125              more settings, before the first input
+  at 10ms                          advance time; timers due on the way fire in order
+  arrive r1 read 1000+8 owner=1    submit NAME OP SECTOR+LEN owner=N [sync] [meta] [prio=be/4]
+                                   (OP: read, write, flush, discard; LEN >= 1 except a flush)
+  complete r1                      the device finished r1 (also: complete r1 err=5)
+  exit 1                           owner 1 exited
+  unplug | drain | timeout         other inputs
+  expect dispatch r1 r2            the next requests the queue issued, in order (r1@10ms: at that time)
+  expect none                      nothing issued that was not yet expected
+  expect timeout 16ms              poll_timeout() (or: expect timeout none)
+  expect state batch_dir=sync      policy state, as `debug_state` names it
+  expect admitted r5 | expect waiting r5 | expect merged r2 r1 | expect inflight 1
+After every input the runner takes everything the queue dispatches. On success the
+transcript is printed; on a failure, the transcript up to the failing line and then the error.";
+
 #[derive(clap::Args, Debug)]
 pub struct ScenarioArgs {
-    /// The scenario script (format: see `iosched_policies::scenario`).
+    /// The scenario script (format below).
     pub file: PathBuf,
 }
 
 pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
     let text = std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
-    match iosched_policies::scenario::run(&text) {
-        Ok(t) => {
-            print!("{t}");
-            Ok(())
-        }
-        Err(e) => Err(format!("{}:{}: {}", a.file.display(), e.line, e.message)),
-    }
+    let (transcript, result) = iosched_policies::scenario::run_with_transcript(&text);
+    print!("{transcript}");
+    result.map_err(|e| format!("{}:{}: {}", a.file.display(), e.line, e.message))
 }
 
 #[derive(clap::Args, Debug)]

@@ -103,7 +103,7 @@ pub struct TiobenchArgs {
     /// Thread counts (one tiotest run each).
     #[arg(long, default_value = "32,64,128")]
     pub threads: String,
-    /// Total file size over all threads (tiobench.pl --size).
+    /// Total file size over all threads (tiobench.pl --size): k, M or G suffixes (binary); a bare number is bytes.
     #[arg(long, default_value = "512M")]
     pub size: String,
     /// Bytes per read/write call.
@@ -245,11 +245,13 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
         100.0 * cfg.tree_scale
     );
     println!();
-    println!("{:<24} {:<13} {:>10} {:>9} {:>12}", "Scheduler", "Background", "Elapsed", "× alone", "bg MiB");
+    // As wide as the longest scheduler spec, at least the historical 24 columns.
+    let w = results.iter().map(|r| r.scheduler.chars().count()).max().unwrap_or(0).max(24);
+    println!("{:<w$} {:<13} {:>10} {:>9} {:>12}", "Scheduler", "Background", "Elapsed", "× alone", "bg MiB");
     for r in &results {
         let el = if r.timed_out { format!("> {}", fmt_secs(r.elapsed_s)) } else { fmt_secs(r.elapsed_s) };
         println!(
-            "{:<24} {:<13} {:>10} {:>9.1} {:>12.0}",
+            "{:<w$} {:<13} {:>10} {:>9.1} {:>12.0}",
             r.scheduler,
             r.background.name(),
             el,

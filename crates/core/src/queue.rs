@@ -448,6 +448,11 @@ impl Queue {
         self.slots.contains_key(&id)
     }
 
+    /// The queue is plugged (holding requests back so they can gather; `plugging`).
+    pub fn is_plugged(&self) -> bool {
+        self.plugged
+    }
+
     pub fn in_flight(&self) -> u32 {
         self.in_flight
     }

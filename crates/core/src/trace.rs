@@ -151,6 +151,7 @@ impl Trace {
 
     pub fn parse(text: &str) -> Result<Trace, ParseError> {
         let mut t = Trace::default();
+        let mut ids = std::collections::HashSet::new();
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let line = line.trim();
@@ -166,7 +167,13 @@ impl Trace {
                 }
                 continue;
             }
-            t.records.push(parse_record(line, n)?);
+            let r = parse_record(line, n)?;
+            if let Record::Arrival { rq, .. } = &r
+                && !ids.insert(rq.id)
+            {
+                return Err(ParseError { line: n, field: "id", message: format!("request {} arrives twice", rq.id) });
+            }
+            t.records.push(r);
         }
         Ok(t)
     }
@@ -205,7 +212,14 @@ fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
                 .split_once('+')
                 .ok_or_else(|| err("extent", format!("expected SECTOR+LEN, got `{}`", rest[1])))?;
             let sector = sector.parse().map_err(|_| err("sector", "expected an unsigned integer".into()))?;
-            let len = len.parse().map_err(|_| err("len", "expected an unsigned 32-bit integer".into()))?;
+            let len: u32 = len.parse().map_err(|_| err("len", "expected an unsigned 32-bit integer".into()))?;
+            if len == 0 && op != Op::Flush {
+                return Err(err("len", "expected at least 1 sector (only a flush is empty)".into()));
+            }
+            let sector: u64 = sector;
+            if sector.checked_add(len as u64).is_none() {
+                return Err(err("extent", "SECTOR+LEN runs past the largest sector number".into()));
+            }
             let flags = rest[2];
             if !flags.chars().all(|c| matches!(c, 's' | 'm' | '-')) {
                 return Err(err("flags", format!("expected letters s, m or `-`, got `{flags}`")));
@@ -363,5 +377,14 @@ mod tests {
         assert_eq!(e.field, "len");
         let e = Trace::parse("10 Q 1\n").unwrap_err();
         assert_eq!(e.field, "kind");
+        // Requests the queue would refuse are parse errors, not panics in a replay.
+        let e = Trace::parse("10 A 1 read 5+0 s prio=none owner=1\n").unwrap_err();
+        assert_eq!((e.line, e.field), (1, "len"));
+        let e = Trace::parse("10 A 1 read 18446744073709551615+8 s prio=none owner=1\n").unwrap_err();
+        assert_eq!(e.field, "extent");
+        let e =
+            Trace::parse("10 A 1 read 5+8 s prio=none owner=1\n11 A 1 read 50+8 s prio=none owner=1\n").unwrap_err();
+        assert_eq!((e.line, e.field), (2, "id"));
+        Trace::parse("10 A 1 flush 0+0 - prio=none owner=1\n").unwrap();
     }
 }

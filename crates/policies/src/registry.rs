@@ -129,9 +129,12 @@ impl SchedSpec {
         Ok(v.remove(0))
     }
 
-    /// Add a setting (from `--set key=value`); later settings win.
+    /// Add a setting (from `--set key=value`); later settings win. The label (`text`)
+    /// shows it too, so a report names the configuration that actually ran.
     pub fn with_setting(mut self, key: &str, value: &str) -> Self {
         self.settings.push((key.to_string(), value.to_string()));
+        self.text.push(if self.text.contains(':') { ',' } else { ':' });
+        self.text.push_str(&format!("{key}={value}"));
         self
     }
 

@@ -164,9 +164,14 @@ impl Runner {
                 if self.queue.is_some() {
                     return self.err("`sched` after the first input");
                 }
+                if self.spec.is_some() {
+                    return self.err("a second `sched` line (a script runs one scheduler)");
+                }
                 let text = words[1..].join(" ");
                 let spec =
                     SchedSpec::parse(&text).map_err(|e| ScenarioError { line: self.line, message: e.to_string() })?;
+                // Validate the settings now, so an error points at this line.
+                spec.build().map_err(|e| ScenarioError { line: self.line, message: e.to_string() })?;
                 self.spec = Some(spec);
             }
             "set" => {
@@ -266,6 +271,12 @@ impl Runner {
             return self.err("expected SECTOR+LEN as numbers");
         };
         let mut owner = None;
+        if len == 0 && op != Op::Flush {
+            return self.err("LEN must be at least 1 sector (only a flush is empty)");
+        }
+        if sector.checked_add(len as u64).is_none() {
+            return self.err("SECTOR+LEN runs past the largest sector number");
+        }
         let mut rq = Request::read(0, sector, len, Owner(0), self.now);
         rq.op = op;
         rq.sync = op == Op::Read;
@@ -325,7 +336,14 @@ impl Runner {
                     };
                     let want = self.id(name)?;
                     match self.dispatched.pop_front() {
-                        None => return self.err(format!("expected dispatch of {name}, but nothing was dispatched")),
+                        None => {
+                            let hint = if self.queue.as_ref().is_some_and(|q| q.is_plugged()) {
+                                " (the queue is plugged: add plugging=0 to the spec, `unplug`, or advance time past unplug_delay)"
+                            } else {
+                                ""
+                            };
+                            return self.err(format!("expected dispatch of {name}, but nothing was dispatched{hint}"));
+                        }
                         Some((t, got)) => {
                             if got != want {
                                 return self.err(format!("expected dispatch of {name}, got {} @{t}", self.name(got)));
@@ -414,6 +432,13 @@ impl Runner {
 
 /// Run a scenario script; returns its transcript or the first failure.
 pub fn run(script: &str) -> Result<String, ScenarioError> {
+    let (out, result) = run_with_transcript(script);
+    result.map(|()| out)
+}
+
+/// Run a scenario script; returns the transcript up to the end or up to the first failure
+/// (what a user needs to see why an expectation failed), and the failure if any.
+pub fn run_with_transcript(script: &str) -> (String, Result<(), ScenarioError>) {
     let mut r = Runner {
         queue: None,
         spec: None,
@@ -434,7 +459,14 @@ pub fn run(script: &str) -> Result<String, ScenarioError> {
         }
         let words: Vec<&str> = line.split_whitespace().collect();
         let _ = writeln!(r.out, "{line}");
-        r.command(&words)?;
+        if let Err(e) = r.command(&words) {
+            return (r.out, Err(e));
+        }
+    }
+    if r.spec.is_none() {
+        let e =
+            ScenarioError { line: r.line.max(1), message: "no `sched` line: a script starts with `sched SPEC`".into() };
+        return (r.out, Err(e));
     }
     if let Some(q) = &r.queue {
         let mut state = q.scheduler().debug_state();
@@ -444,5 +476,5 @@ pub fn run(script: &str) -> Result<String, ScenarioError> {
             let _ = writeln!(r.out, "#   {k} = {v}");
         }
     }
-    Ok(r.out)
+    (r.out, Ok(()))
 }

@@ -164,7 +164,9 @@ impl AioStressConfig {
                 self.file_size
             ));
         }
-        self.machine.validate()
+        self.machine.validate()?;
+        let total = self.file_size.saturating_mul(self.threads as u64);
+        self.machine.check_fits(total, &format!("-t {} × -s {} MiB", self.threads, self.file_size / MIB))
     }
 
     /// The aio-stress command line this configuration stands for.

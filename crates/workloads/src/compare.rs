@@ -568,25 +568,35 @@ pub fn render(r: &CompareReport) -> String {
         } else {
             "B lower"
         };
+        // One run per side has no deviation: show n/a rather than a 0 % that is not measured.
+        let cv = |x: f64| if r.runs < 2 { "n/a".to_string() } else { format!("{x:.1}%") };
         let _ = writeln!(
             s,
-            "{:<11} {:<22} {:>10} {:>10} {:<6} {:>8.1}% {:>6.1}% {:>6.1}%  {verdict}",
+            "{:<11} {:<22} {:>10} {:>10} {:<6} {:>8.1}% {:>7} {:>7}  {verdict}",
             row.bench,
             row.test,
             fmt_value(row.a_mean),
             fmt_value(row.b_mean),
             row.unit,
             row.change_pct,
-            row.a_cv_pct,
-            row.b_cv_pct
+            cv(row.a_cv_pct),
+            cv(row.b_cv_pct)
         );
     }
     let outside = r.rows.iter().filter(|x| !x.within_variation && x.a_mean != x.b_mean).count();
-    let _ = writeln!(
-        s,
-        "\n{outside} of {} tests changed by more than twice the larger run-to-run deviation (cv: sample standard deviation in % of the mean).",
-        r.rows.len()
-    );
+    if r.runs < 2 {
+        let _ = writeln!(
+            s,
+            "\n{outside} of {} tests differ between A and B. With one run per side there is no run-to-run deviation to judge them against: use --runs 2 or more.",
+            r.rows.len()
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "\n{outside} of {} tests changed by more than twice the larger run-to-run deviation (cv: sample standard deviation in % of the mean).",
+            r.rows.len()
+        );
+    }
     s
 }
 

@@ -234,7 +234,12 @@ impl IozoneConfig {
                 }
             }
         }
-        self.machine.validate()
+        self.machine.validate()?;
+        let largest = match self.sizes {
+            Sizes::Single { file, .. } => file,
+            Sizes::Auto { max_file, .. } => max_file,
+        };
+        self.machine.check_fits(largest, &format!("a {} MiB file", largest >> 20))
     }
 
     /// The (file size, record size) pairs in run order (`auto_test`).

@@ -46,6 +46,27 @@ impl Machine {
         Ok(())
     }
 
+    /// Check that `bytes` of file data (`what`, as the user gave it) fit on the
+    /// filesystem of this machine's disk, with room for ext2's indirect blocks — so a
+    /// run fails up front with the sizes named, not half-way with a full filesystem.
+    pub fn check_fits(&self, bytes: u64, what: &str) -> Result<(), String> {
+        let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        let fs = iosched_sim::Fs::for_device(profile.capacity_sectors());
+        let blocks = bytes.div_ceil(4096);
+        // One indirect block per 1024 data blocks, and 1 % spare for directories,
+        // double-indirect blocks and preallocation left over.
+        let needed = blocks + blocks / 1024 + blocks / 100;
+        if needed > fs.free_blocks() {
+            return Err(format!(
+                "{what} does not fit on disk {} ({:.1} GiB of filesystem space; {:.1} GiB needed with ext2's indirect blocks)",
+                profile.name,
+                (fs.free_blocks() * 4096) as f64 / (1u64 << 30) as f64,
+                (needed * 4096) as f64 / (1u64 << 30) as f64,
+            ));
+        }
+        Ok(())
+    }
+
     /// The request queue for `spec` on this machine's disk: the driver sets the queue
     /// depth and largest request from the disk profile, then the spec's settings apply
     /// (a `max_sectors` above the driver's limit is an error, as sysfs refuses it).

@@ -137,6 +137,17 @@ struct Pipe {
 /// Run the command once under `spec`.
 pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, String> {
     cfg.machine.validate()?;
+    if cfg.timeout.is_zero() {
+        return Err("--timeout 0: expected a positive duration, e.g. 30m".into());
+    }
+    if cfg.background != Background::None {
+        // The tree (141.6 MB at scale 1) and the streaming file.
+        let tree = (141.6e6 * cfg.tree_scale.clamp(0.0, 1.0)) as u64;
+        cfg.machine.check_fits(
+            tree + cfg.stream_bytes,
+            &format!("the kernel tree and the {} MiB streaming file", cfg.stream_bytes >> 20),
+        )?;
+    }
     let mut queue = cfg.machine.queue(spec)?;
     let limit = Instant::ZERO + cfg.warmup + cfg.timeout;
     let mut sim = cfg.machine.sim(Some(limit), cfg.vmstat, queue.config().max_sectors)?;

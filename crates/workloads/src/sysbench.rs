@@ -248,7 +248,8 @@ impl SysbenchConfig {
         if self.percentile > 100 {
             return Err(format!("--percentile {}: expected 0..100", self.percentile));
         }
-        self.machine.validate()
+        self.machine.validate()?;
+        self.machine.check_fits(self.file_total_size, &format!("--file-total-size {} MiB", self.file_total_size >> 20))
     }
 
     /// The sysbench command line this configuration stands for.

@@ -46,8 +46,11 @@ impl TiobenchConfig {
         if self.block == 0 || !self.block.is_multiple_of(512) || self.block > (1 << 20) {
             return Err(format!("--block {}: expected a multiple of 512 bytes, at most 1M", self.block));
         }
-        if self.size == 0 {
-            return Err("--size must be positive".into());
+        if self.size < (1 << 20) {
+            return Err(format!(
+                "--size {} bytes: expected at least 1 MiB per thread (a bare number is bytes; tiobench.pl's MB are written 512M)",
+                self.size
+            ));
         }
         if threads.is_empty() || threads.contains(&0) {
             return Err("--threads: expected a list of positive thread counts".into());
@@ -60,7 +63,8 @@ impl TiobenchConfig {
                 ));
             }
         }
-        self.machine.validate()
+        self.machine.validate()?;
+        self.machine.check_fits(self.size, &format!("--size {} MiB", self.size >> 20))
     }
 }
 

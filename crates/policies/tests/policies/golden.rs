@@ -53,3 +53,23 @@ fn completing_a_request_not_on_the_device_is_an_error() {
     let e = iosched_policies::scenario::run(script).unwrap_err().to_string();
     assert!(e.contains("line 5") && e.contains("not on the device"), "{e}");
 }
+
+/// Malformed scripts fail at the line at fault, without a panic.
+#[test]
+fn script_errors_name_their_line() {
+    let err = |script: &str| iosched_policies::scenario::run(script).unwrap_err();
+    let e = err("sched kyber:nope=1\n");
+    assert_eq!(e.line, 1, "{e}");
+    assert!(e.to_string().contains("no tunable `nope`"), "{e}");
+    let e = err("sched deadline\nsched kyber\n");
+    assert!(e.line == 2 && e.to_string().contains("second `sched`"), "{e}");
+    let e = err("# nothing\n\n");
+    assert!(e.to_string().contains("no `sched` line"), "{e}");
+    let e = err("sched kyber:plugging=0\nat 0ms\narrive r1 read 1000+0 owner=1\n");
+    assert!(e.line == 3 && e.to_string().contains("at least 1 sector"), "{e}");
+    let e = err("sched deadline\narrive r1 read 18446744073709551615+8 owner=1\n");
+    assert!(e.line == 2 && e.to_string().contains("largest sector"), "{e}");
+    // A flush is the one request that may be empty.
+    iosched_policies::scenario::run("sched deadline:plugging=0\narrive f flush 0+0 owner=1\nexpect dispatch f\n")
+        .unwrap();
+}

@@ -58,7 +58,7 @@ impl Config {
             return Err(Error(format!("--chunk {}: expected a positive multiple of {ALIGN} bytes", self.chunk)));
         }
         if self.writer && (self.writer_mb == 0 || self.writer_depth == 0) {
-            return Err(Error("--writer-mb and --writer-depth: expected at least 1 with the writer on".into()));
+            return Err(Error("--writer-size and --writer-depth: expected at least 1 with the writer on".into()));
         }
         Ok(())
     }
@@ -280,44 +280,50 @@ fn measured(
             .map(|r| {
                 let h = target.handle();
                 let read_bytes = &read_bytes;
-                s.spawn(move || -> Option<IoError> {
-                    let mut meta = IoBuf::new(ALIGN);
-                    let mut chunk = IoBuf::new(cfg.chunk as usize);
-                    for d in tree.dirs.iter().skip(r as usize).step_by(cfg.readers as usize) {
-                        if ctl.stopped() {
-                            return None;
-                        }
-                        if let Err(e) = h.read_meta(d.block, &mut meta) {
-                            return Some(e);
-                        }
-                        for &(off, sz) in &d.files {
-                            let len = rounded(sz) as u64;
-                            let mut pos = 0;
-                            while pos < len {
-                                let n = (cfg.chunk as u64).min(len - pos) as usize;
-                                let res = if n == chunk.len() {
-                                    h.read(off + pos, &mut chunk)
-                                } else {
-                                    let mut b = IoBuf::new(n);
-                                    h.read(off + pos, &mut b)
-                                };
-                                if let Err(e) = res {
-                                    return Some(e);
-                                }
-                                pos += n as u64;
+                s.spawn(move || -> (Option<IoError>, Instant) {
+                    // Ends with the reader's end time: the elapsed time is the last reader's
+                    // end, not when the progress poll noticed it.
+                    let run = || -> Option<IoError> {
+                        let mut meta = IoBuf::new(ALIGN);
+                        let mut chunk = IoBuf::new(cfg.chunk as usize);
+                        for d in tree.dirs.iter().skip(r as usize).step_by(cfg.readers as usize) {
+                            if ctl.stopped() {
+                                return None;
                             }
-                            read_bytes.fetch_add(sz, Ordering::Relaxed);
+                            if let Err(e) = h.read_meta(d.block, &mut meta) {
+                                return Some(e);
+                            }
+                            for &(off, sz) in &d.files {
+                                let len = rounded(sz) as u64;
+                                let mut pos = 0;
+                                while pos < len {
+                                    let n = (cfg.chunk as u64).min(len - pos) as usize;
+                                    let res = if n == chunk.len() {
+                                        h.read(off + pos, &mut chunk)
+                                    } else {
+                                        let mut b = IoBuf::new(n);
+                                        h.read(off + pos, &mut b)
+                                    };
+                                    if let Err(e) = res {
+                                        return Some(e);
+                                    }
+                                    pos += n as u64;
+                                }
+                                read_bytes.fetch_add(sz, Ordering::Relaxed);
+                            }
                         }
-                    }
-                    None
+                        None
+                    };
+                    (run(), Instant::now())
                 })
             })
             .collect();
         let mut p = super::Progress::new(ctl, format!("{label} readmany"), tree.bytes);
         super::wait_with_progress(&readers, &mut p, &read_bytes);
-        let elapsed = t0.elapsed();
         done_reading.store(true, Ordering::Relaxed);
-        let rerr = super::first_error(readers.into_iter().map(|h| h.join().expect("reader")));
+        let ended: Vec<(Option<IoError>, Instant)> = readers.into_iter().map(|h| h.join().expect("reader")).collect();
+        let elapsed = ended.iter().map(|e| e.1).max().unwrap_or(t0).saturating_duration_since(t0);
+        let rerr = super::first_error(ended.into_iter().map(|e| e.0));
         if let Some(w) = writer {
             w.join().expect("writer");
         }

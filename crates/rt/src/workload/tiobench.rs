@@ -200,34 +200,41 @@ fn run_phase(
                 let (barrier, done, failed) = (&barrier, &done, &failed);
                 let seed = cfg.seed ^ ((i as u64 + 1) << 32) ^ phase as u64;
                 s.spawn(move || {
-                    let (base, _) = region(cfg, i);
-                    let mut rng = Rng::from_state(seed);
-                    let mut buf = IoBuf::new(block as usize);
-                    buf.fill(0x5a);
-                    let mut lat = LatStats::default();
-                    barrier.wait();
-                    for k in 0..ops_per_thread {
-                        if ctl.stopped() || failed.load(Ordering::Relaxed) {
-                            return (lat, None);
+                    // The thread's end time, so the phase's wall time is the last thread's
+                    // end, not when the progress poll noticed it.
+                    let run = || {
+                        let (base, _) = region(cfg, i);
+                        let mut rng = Rng::from_state(seed);
+                        let mut buf = IoBuf::new(block as usize);
+                        buf.fill(0x5a);
+                        let mut lat = LatStats::default();
+                        barrier.wait();
+                        for k in 0..ops_per_thread {
+                            if ctl.stopped() || failed.load(Ordering::Relaxed) {
+                                return (lat, None);
+                            }
+                            let b =
+                                if phase.is_random() { if blocks > 1 { rng.below(blocks - 1) } else { 0 } } else { k };
+                            let off = base + b * block;
+                            let t0 = Instant::now();
+                            let r = if phase.is_write() { h.write(off, &mut buf) } else { h.read(off, &mut buf) };
+                            lat.add(t0.elapsed());
+                            if let Err(e) = r {
+                                failed.store(true, Ordering::Relaxed);
+                                return (lat, Some(e));
+                            }
+                            done.fetch_add(1, Ordering::Relaxed);
                         }
-                        let b = if phase.is_random() { if blocks > 1 { rng.below(blocks - 1) } else { 0 } } else { k };
-                        let off = base + b * block;
-                        let t0 = Instant::now();
-                        let r = if phase.is_write() { h.write(off, &mut buf) } else { h.read(off, &mut buf) };
-                        lat.add(t0.elapsed());
-                        if let Err(e) = r {
+                        if phase.is_write()
+                            && let Err(e) = h.fsync()
+                        {
                             failed.store(true, Ordering::Relaxed);
                             return (lat, Some(e));
                         }
-                        done.fetch_add(1, Ordering::Relaxed);
-                    }
-                    if phase.is_write()
-                        && let Err(e) = h.fsync()
-                    {
-                        failed.store(true, Ordering::Relaxed);
-                        return (lat, Some(e));
-                    }
-                    (lat, None)
+                        (lat, None)
+                    };
+                    let (lat, err) = run();
+                    (lat, err, Instant::now())
                 })
             })
             .collect();
@@ -235,9 +242,12 @@ fn run_phase(
         let t0 = Instant::now();
         let c0 = process_cpu_time();
         wait_with_progress(&hs, &mut progress, &done);
-        let results: Vec<(LatStats, Option<IoError>)> =
+        let cpu = process_cpu_time().saturating_sub(c0);
+        let ended: Vec<(LatStats, Option<IoError>, Instant)> =
             hs.into_iter().map(|h| h.join().expect("tiobench thread")).collect();
-        (t0.elapsed(), process_cpu_time().saturating_sub(c0), results)
+        let last = ended.iter().map(|e| e.2).max().unwrap_or(t0);
+        let results: Vec<(LatStats, Option<IoError>)> = ended.into_iter().map(|(l, e, _)| (l, e)).collect();
+        (last.saturating_duration_since(t0), cpu, results)
     });
     let mut lat = LatStats::default();
     for (l, _) in &results {
