@@ -80,3 +80,14 @@ fn list_syntax_errors_are_clear() {
     assert!(parse_list("as,,deadline").unwrap_err().to_string().contains("empty"));
     assert!(parse_list("as:antic_expire").unwrap_err().to_string().contains("key=value"));
 }
+
+/// `--set` settings show in the spec's label, so a report names what actually ran.
+#[test]
+fn added_settings_show_in_the_label() {
+    let s = SchedSpec::parse("as").unwrap().with_setting("antic_expire", "0");
+    assert_eq!(s.text, "as:antic_expire=0");
+    let s = SchedSpec::parse("as:antic_expire=0").unwrap().with_setting("antic_expire", "6");
+    assert_eq!(s.text, "as:antic_expire=0,antic_expire=6");
+    let (_, p) = s.build().unwrap();
+    assert_eq!(p.get_tunable("antic_expire"), Some(6), "later settings win");
+}

@@ -38,3 +38,13 @@ fn as_keeps_its_sequential_lead_with_a_crowded_pool_only_under_2_5() {
     assert!(v25 >= 1.5, "AS / deadline under the 2.5 pool: {v25:.2}");
     assert!(v2620 < 1.2, "AS / deadline under the 2.6.20 pool: {v2620:.2}");
 }
+
+/// A file set larger than the simulated disk's filesystem is refused up front, with the
+/// sizes named — not a panic half-way through the write phase.
+#[test]
+fn a_file_set_larger_than_the_disk_is_an_error() {
+    let m = iosched_workloads::machine::Machine::new("ide-2003", 256 << 20, "piii-1000", 1);
+    let cfg = TiobenchConfig { size: 40 << 30, block: 4096, random: 10, drop_caches: false, machine: m };
+    let e = tiobench::run_matrix(&[spec("deadline")], &[1], &cfg, &|_, _| {}).unwrap_err();
+    assert!(e.contains("--size 40960 MiB does not fit on disk ide-2003"), "{e}");
+}
