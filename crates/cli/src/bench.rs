@@ -355,7 +355,7 @@ pub struct CompareArgs {
 }
 
 fn one_spec(opt: &str, s: &str) -> Result<SchedSpec, String> {
-    let v = specs(s, &[]).map_err(|e| format!("--{opt}: {e}"))?;
+    let v = iosched_policies::parse_list(s).map_err(|e| format!("--{opt}: {e}"))?;
     match v.as_slice() {
         [one] => Ok(one.clone()),
         _ => Err(format!("--{opt} `{s}`: expected one scheduler spec, e.g. cfq:slice_idle=0")),

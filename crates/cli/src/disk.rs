@@ -14,6 +14,7 @@ pub struct Args {
 pub enum Cmd {
     /// The built-in disk profiles.
     List {
+        /// One JSON document instead of the table.
         #[arg(long)]
         json: bool,
     },
@@ -22,6 +23,7 @@ pub enum Cmd {
     Info {
         /// Built-in name or a profile file (.toml, or a DiskSim .parv).
         profile: String,
+        /// One JSON document instead of the text.
         #[arg(long)]
         json: bool,
     },
@@ -33,6 +35,7 @@ pub enum Cmd {
         /// All ten drives (the default when no drive is named).
         #[arg(long, conflicts_with = "drives")]
         all: bool,
+        /// One JSON document instead of the table.
         #[arg(long)]
         json: bool,
     },

@@ -120,8 +120,10 @@ struct FioArgs {
     /// read, write, randread or randwrite.
     #[arg(long, default_value = "randread")]
     rw: String,
+    /// Bytes per request (k, M suffixes; a multiple of 4 KiB for O_DIRECT).
     #[arg(long, default_value = "4k")]
     bs: String,
+    /// Requests kept in flight (fio's iodepth).
     #[arg(long, default_value_t = 32)]
     iodepth: u32,
     /// Bytes of the target to use (from its start); also the size to create.

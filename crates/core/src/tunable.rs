@@ -13,6 +13,8 @@ use core::fmt;
 pub enum Kind {
     /// A time in whole milliseconds (sysfs convention for the elevators).
     Millis { min: i64, max: i64 },
+    /// A time in nanoseconds (Kyber's `*_lat_nsec`).
+    Nanos { min: i64, max: i64 },
     /// A plain count.
     Count { min: i64, max: i64 },
     /// A size in KiB (`max_sectors_kb`, `back_seek_max`).
@@ -27,6 +29,7 @@ impl Kind {
     pub fn unit(&self) -> &'static str {
         match self {
             Kind::Millis { .. } => "ms",
+            Kind::Nanos { .. } => "ns",
             Kind::Count { .. } => "count",
             Kind::Kib { .. } => "KiB",
             Kind::Bool => "bool",
@@ -35,7 +38,10 @@ impl Kind {
     }
     fn range(&self) -> (i64, i64) {
         match *self {
-            Kind::Millis { min, max } | Kind::Count { min, max } | Kind::Kib { min, max } => (min, max),
+            Kind::Millis { min, max }
+            | Kind::Nanos { min, max }
+            | Kind::Count { min, max }
+            | Kind::Kib { min, max } => (min, max),
             Kind::Bool => (0, 1),
             Kind::Choice(names) => (0, names.len() as i64 - 1),
         }
@@ -44,6 +50,7 @@ impl Kind {
     pub fn describe_range(&self) -> String {
         match *self {
             Kind::Millis { min, max } => format!("{}..={} ms", min, fmt_max(max)),
+            Kind::Nanos { min, max } => format!("{}..={} ns", min, fmt_max(max)),
             Kind::Count { min, max } => format!("{}..={}", min, fmt_max(max)),
             Kind::Kib { min, max } => format!("{}..={} KiB", min, fmt_max(max)),
             Kind::Bool => "0 or 1".to_string(),
@@ -54,6 +61,7 @@ impl Kind {
     pub fn format(&self, v: i64) -> String {
         match *self {
             Kind::Millis { .. } => format!("{v}ms"),
+            Kind::Nanos { .. } => format!("{v}ns"),
             Kind::Kib { .. } => format!("{v}k"),
             Kind::Choice(names) => names.get(v as usize).copied().unwrap_or("?").to_string(),
             _ => v.to_string(),
@@ -78,6 +86,9 @@ pub struct Spec {
 impl Spec {
     pub const fn millis(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
         Spec { name, kind: Kind::Millis { min, max }, help }
+    }
+    pub const fn nanos(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
+        Spec { name, kind: Kind::Nanos { min, max }, help }
     }
     pub const fn count(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
         Spec { name, kind: Kind::Count { min, max }, help }
@@ -111,6 +122,7 @@ impl Spec {
                 None => return Err(bad(format!("one of: {}", names.join(", ")))),
             },
             Kind::Millis { .. } => parse_millis(t).map_err(bad)?,
+            Kind::Nanos { .. } => parse_nanos(t).map_err(bad)?,
             Kind::Kib { .. } => parse_kib(t).map_err(bad)?,
             Kind::Count { .. } => parse_count(t).map_err(bad)?,
         };
@@ -149,6 +161,24 @@ fn parse_millis(t: &str) -> Result<i64, String> {
         return Err(format!("a whole number of milliseconds (sysfs has no finer unit), got {t}"));
     }
     i64::try_from(us / 1000).map_err(|_| expected())
+}
+
+/// A duration in nanoseconds: `2000000`, `2ms`, `1.5ms`, `250us`, `1s`, `500ns`.
+fn parse_nanos(t: &str) -> Result<i64, String> {
+    let expected = || "a time in nanoseconds, e.g. 2000000, 2ms, 250us".to_string();
+    let (num, scale): (&str, u128) = if let Some(n) = t.strip_suffix("ns") {
+        (n, 1)
+    } else if let Some(n) = t.strip_suffix("us") {
+        (n, 1_000)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1_000_000)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1_000_000_000)
+    } else {
+        (t, 1)
+    };
+    let ns = parse_scaled(num.trim(), scale).ok_or_else(expected)?;
+    i64::try_from(ns).map_err(|_| expected())
 }
 
 /// A size in KiB: `128`, `128k`, `1m`, `512K`, `1M`.

@@ -33,8 +33,8 @@ use iosched_core::{Ctx, Decision, Hz, IdMap, Instant, Op, ReqId, Request, Schedu
 use std::collections::{BTreeMap, VecDeque};
 
 const TUNABLES: &[Spec] = &[
-    Spec::count("read_lat_nsec", 0, i64::MAX, "target latency of reads (ns)"),
-    Spec::count("write_lat_nsec", 0, i64::MAX, "target latency of writes (ns)"),
+    Spec::nanos("read_lat_nsec", 0, i64::MAX, "target latency of reads"),
+    Spec::nanos("write_lat_nsec", 0, i64::MAX, "target latency of writes"),
 ];
 
 const READ: usize = 0;

@@ -91,3 +91,13 @@ fn added_settings_show_in_the_label() {
     let (_, p) = s.build().unwrap();
     assert_eq!(p.get_tunable("antic_expire"), Some(6), "later settings win");
 }
+
+/// Kyber's targets are nanoseconds in sysfs; human units convert exactly.
+#[test]
+fn nanosecond_tunables_take_units() {
+    let (_, k) = SchedSpec::parse("kyber:read_lat_nsec=1.5ms,write_lat_nsec=250us").unwrap().build().unwrap();
+    assert_eq!(k.get_tunable("read_lat_nsec"), Some(1_500_000));
+    assert_eq!(k.get_tunable("write_lat_nsec"), Some(250_000));
+    let e = SchedSpec::parse("kyber:read_lat_nsec=0.5ns").unwrap().build().err().unwrap().to_string();
+    assert!(e.contains("nanoseconds"), "{e}");
+}
