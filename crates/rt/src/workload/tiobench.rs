@@ -66,6 +66,13 @@ impl Config {
         if self.size_mb == 0 {
             return Err(Error("--size: expected at least 1 MiB".into()));
         }
+        if self.size_mb < self.threads as u64 {
+            // As the simulated tiobench: each thread's file is size/threads whole MiB.
+            return Err(Error(format!(
+                "--size {} MiB split over {} threads leaves less than 1 MiB per file",
+                self.size_mb, self.threads
+            )));
+        }
         if self.per_thread_mb() << 20 < self.block as u64 {
             return Err(Error(format!(
                 "--block {} is larger than a thread's file ({} MiB)",
