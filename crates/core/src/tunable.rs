@@ -49,10 +49,10 @@ impl Kind {
     /// Human description of the allowed values, for errors and `iosched schedulers`.
     pub fn describe_range(&self) -> String {
         match *self {
-            Kind::Millis { min, max } => format!("{}..={} ms", min, fmt_max(max)),
-            Kind::Nanos { min, max } => format!("{}..={} ns", min, fmt_max(max)),
-            Kind::Count { min, max } => format!("{}..={}", min, fmt_max(max)),
-            Kind::Kib { min, max } => format!("{}..={} KiB", min, fmt_max(max)),
+            Kind::Millis { min, max } => format!("{}..={} ms", fmt_min(min), fmt_max(max)),
+            Kind::Nanos { min, max } => format!("{}..={} ns", fmt_min(min), fmt_max(max)),
+            Kind::Count { min, max } => format!("{}..={}", fmt_min(min), fmt_max(max)),
+            Kind::Kib { min, max } => format!("{}..={} KiB", fmt_min(min), fmt_max(max)),
             Kind::Bool => "0 or 1".to_string(),
             Kind::Choice(names) => names.join(" | "),
         }
@@ -71,6 +71,10 @@ impl Kind {
 
 fn fmt_max(max: i64) -> String {
     if max == i32::MAX as i64 { "INT_MAX".to_string() } else { max.to_string() }
+}
+
+fn fmt_min(min: i64) -> String {
+    if min == i32::MIN as i64 { "INT_MIN".to_string() } else { min.to_string() }
 }
 
 /// The description of one tunable.
