@@ -537,6 +537,19 @@ fn fmt_value(v: f64) -> String {
 }
 
 /// The study as a table.
+/// A change in %: one decimal, or enough decimals to show a change that one decimal
+/// would print as 0.0 % (so "B lower" never sits next to "-0.0%").
+fn fmt_change(pct: f64) -> String {
+    let a = pct.abs();
+    if a == 0.0 || a >= 0.05 {
+        format!("{pct:.1}%")
+    } else if a >= 0.0005 {
+        format!("{pct:.3}%")
+    } else {
+        format!("{pct:.1e}%")
+    }
+}
+
 pub fn render(r: &CompareReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
@@ -559,10 +572,10 @@ pub fn render(r: &CompareReport) -> String {
         "bench", "test", "A mean", "B mean", "unit", "change", "A cv", "B cv"
     );
     for row in &r.rows {
-        let verdict = if row.within_variation {
-            "within variation"
-        } else if row.a_mean == row.b_mean {
+        let verdict = if row.a_mean == row.b_mean {
             "no change"
+        } else if row.within_variation {
+            "within variation"
         } else if row.change_pct > 0.0 {
             "B higher"
         } else {
@@ -572,13 +585,13 @@ pub fn render(r: &CompareReport) -> String {
         let cv = |x: f64| if r.runs < 2 { "n/a".to_string() } else { format!("{x:.1}%") };
         let _ = writeln!(
             s,
-            "{:<11} {:<22} {:>10} {:>10} {:<6} {:>8.1}% {:>7} {:>7}  {verdict}",
+            "{:<11} {:<22} {:>10} {:>10} {:<6} {:>9} {:>7} {:>7}  {verdict}",
             row.bench,
             row.test,
             fmt_value(row.a_mean),
             fmt_value(row.b_mean),
             row.unit,
-            row.change_pct,
+            fmt_change(row.change_pct),
             cv(row.a_cv_pct),
             cv(row.b_cv_pct)
         );
