@@ -148,28 +148,9 @@ impl Spec {
     }
 }
 
-/// A duration in whole milliseconds: `6`, `6ms`, `1s`, `1.5s`, `2000us`.
-fn parse_millis(t: &str) -> Result<i64, String> {
-    let expected = || "a time in whole milliseconds, e.g. 6, 6ms, 1s".to_string();
-    let (num, scale_us): (&str, u128) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1_000)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1_000_000)
-    } else {
-        (t, 1_000)
-    };
-    let us = parse_scaled(num.trim(), scale_us).ok_or_else(expected)?;
-    if us % 1000 != 0 {
-        return Err(format!("a whole number of milliseconds (sysfs has no finer unit), got {t}"));
-    }
-    i64::try_from(us / 1000).map_err(|_| expected())
-}
-
-/// A duration in nanoseconds: `2000000`, `2ms`, `1.5ms`, `250us`, `1s`, `500ns`.
-fn parse_nanos(t: &str) -> Result<i64, String> {
-    let expected = || "a time in nanoseconds, e.g. 2000000, 2ms, 250us".to_string();
+/// A time with an optional unit (`ns`, `us`, `ms`, `s`; a bare number is in `bare`
+/// nanoseconds per unit), in nanoseconds; `None` if it is not an exact number of them.
+fn parse_time_ns(t: &str, bare: u128) -> Option<u128> {
     let (num, scale): (&str, u128) = if let Some(n) = t.strip_suffix("ns") {
         (n, 1)
     } else if let Some(n) = t.strip_suffix("us") {
@@ -179,9 +160,25 @@ fn parse_nanos(t: &str) -> Result<i64, String> {
     } else if let Some(n) = t.strip_suffix('s') {
         (n, 1_000_000_000)
     } else {
-        (t, 1)
+        (t, bare)
     };
-    let ns = parse_scaled(num.trim(), scale).ok_or_else(expected)?;
+    parse_scaled(num.trim(), scale)
+}
+
+/// A duration in whole milliseconds: `6`, `6ms`, `1s`, `1.5s`, `2000us`.
+fn parse_millis(t: &str) -> Result<i64, String> {
+    let expected = || "a time in whole milliseconds, e.g. 6, 6ms, 1s".to_string();
+    let ns = parse_time_ns(t, 1_000_000).ok_or_else(expected)?;
+    if ns % 1_000_000 != 0 {
+        return Err(format!("a whole number of milliseconds (sysfs has no finer unit), got {t}"));
+    }
+    i64::try_from(ns / 1_000_000).map_err(|_| expected())
+}
+
+/// A duration in nanoseconds: `2000000`, `2ms`, `1.5ms`, `250us`, `1s`, `500ns`.
+fn parse_nanos(t: &str) -> Result<i64, String> {
+    let expected = || "a time in nanoseconds, e.g. 2000000, 2ms, 250us".to_string();
+    let ns = parse_time_ns(t, 1).ok_or_else(expected)?;
     i64::try_from(ns).map_err(|_| expected())
 }
 
