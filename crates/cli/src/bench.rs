@@ -176,10 +176,10 @@ pub struct IozoneArgs {
     /// Auto mode: file sizes 64 KiB .. 512 MiB, records 4 KiB .. 16 MiB.
     #[arg(short = 'a')]
     pub auto: bool,
-    /// File size (KiB unless a unit is given: 512m, 1g).
+    /// File size (KiB unless a unit is given: 512m, 1g). Default 512 KiB, as iozone.
     #[arg(short = 's')]
     pub size: Option<String>,
-    /// Record size (KiB unless a unit is given).
+    /// Record size (KiB unless a unit is given). Default 4 KiB.
     #[arg(short = 'r')]
     pub record: Option<String>,
     /// Tests (repeatable): 0 write/rewrite, 1 read/reread, 2 random read/write,
@@ -195,16 +195,16 @@ pub struct IozoneArgs {
     /// Stride of the stride read, in records.
     #[arg(short = 'j', default_value_t = 17)]
     pub stride: u64,
-    /// Auto mode: smallest file size.
+    /// Auto mode: smallest file size (default 64 KiB).
     #[arg(short = 'n')]
     pub min_file: Option<String>,
-    /// Auto mode: largest file size.
+    /// Auto mode: largest file size (default 512 MiB).
     #[arg(short = 'g')]
     pub max_file: Option<String>,
-    /// Auto mode: smallest record size.
+    /// Auto mode: smallest record size (default 4 KiB; without -y/-q/-z, files over 16 MiB start at 64 KiB).
     #[arg(short = 'y')]
     pub min_record: Option<String>,
-    /// Auto mode: largest record size.
+    /// Auto mode: largest record size (default 16 MiB).
     #[arg(short = 'q')]
     pub max_record: Option<String>,
     /// Auto mode: keep small records for files over 16 MiB.
@@ -273,7 +273,7 @@ pub struct AioStressArgs {
     /// File size (MiB unless a unit is given).
     #[arg(short = 's', default_value = "1024")]
     pub size: String,
-    /// Record size (KiB unless a unit is given).
+    /// Record size (KiB unless a unit is given). Default 4 KiB.
     #[arg(short = 'r', default_value = "64")]
     pub record: String,
     /// Pending requests per file.

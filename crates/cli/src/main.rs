@@ -47,13 +47,17 @@ enum Cmd {
     /// with an emulated disk's timing.
     Real(real::Args),
     /// sysbench (1.0.20 semantics) in the simulator: `iosched sysbench fileio --file-test-mode rndrw`.
+    /// Default machine: --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6 (2007-like).
     Sysbench(bench::SysbenchArgs),
-    /// iozone (3.487 semantics) in the simulator; iozone's KiB/s table.
+    /// iozone (3.487 semantics) in the simulator; iozone's KiB/s table. Default machine:
+    /// --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6 (2007-like).
     Iozone(bench::IozoneArgs),
-    /// aio-stress (0.21 semantics) in the simulator; its output lines.
+    /// aio-stress (0.21 semantics) in the simulator; its output lines. Default machine:
+    /// --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6 (2007-like).
     AioStress(bench::AioStressArgs),
     /// A/B study of two scheduler specs over benchmark suites with several seeds, e.g.
-    /// `--a cfq --b cfq:defer_slice_start=1 --bench seed-2007 --runs 5`.
+    /// `--a cfq --b cfq:defer_slice_start=1 --bench seed-2007 --runs 5`. Default machine:
+    /// --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6 (2007-like).
     Compare(bench::CompareArgs),
 }
 
