@@ -13,6 +13,20 @@
 //! the last ones *written* (the tails of every file, since writers interleave under dirty
 //! throttling), which a later sequential read evicts before it reaches them, as on a real
 //! machine; ordering by writeback completion instead would leave whole files cached.
+//!
+//! Two orders, chosen by the host profile ([`crate::Lru`]):
+//! - a single list, where a lookup moves the page to the hot end — a simplification for
+//!   2.6's pair of lists, under which used-once pages behave the same;
+//! - 2.5.6x's **active and inactive lists** (`mm/vmscan.c`, `mm/swap.c`): new pages go to
+//!   the inactive head; `mark_page_accessed` sets `PG_referenced` on a first access and
+//!   moves an inactive referenced page to the active list on the second; reclaim scans
+//!   the inactive tail only (unmapped page-cache pages are freed whether referenced or
+//!   not); and `shrink_zone` refills the inactive list from the active tail at its own
+//!   rate — per 32 pages reclaimed, `32·active / (2·inactive) + 1` is added to a counter,
+//!   and once it is above 32 that many pages move (`refill_inactive_zone`, to the inactive
+//!   head, keeping `PG_referenced`, so one more access re-activates them). Pages touched
+//!   over and over — the indirect and inode blocks a writer maps every block through, a
+//!   file read twice — so outlive a stream of pages used once.
 
 use iosched_core::{FastMap, Instant};
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,6 +48,10 @@ pub struct Page {
     prev: PageId,
     next: PageId,
     on_lru: bool,
+    /// `PG_active`: on the active list (2.5 lists only).
+    active: bool,
+    /// `PG_referenced`.
+    referenced: bool,
 }
 
 /// Per-inode writeback state.
@@ -51,9 +69,16 @@ pub struct PageCache {
     pages: Vec<Page>,
     free_ids: Vec<PageId>,
     index: FastMap<(u32, u64), PageId>,
-    lru_head: PageId,
-    lru_tail: PageId,
-    lru_len: u64,
+    /// The inactive (0) and active (1) lists' hot and cold ends and lengths; with a single
+    /// list everything is on list 0.
+    heads: [PageId; 2],
+    tails: [PageId; 2],
+    lens: [u64; 2],
+    /// 2.5's active and inactive lists instead of one list.
+    two_lists: bool,
+    /// Pages reclaimed (`shrink_zone` is counted per 32) and `zone->refill_counter`.
+    evicted: u64,
+    refill: u64,
     /// Reclaimable pages (up to date, not locked, dirty or under writeback).
     nr_clean: u64,
     capacity: u64,
@@ -81,9 +106,12 @@ impl PageCache {
             pages: Vec::new(),
             free_ids: Vec::new(),
             index: FastMap::default(),
-            lru_head: NIL,
-            lru_tail: NIL,
-            lru_len: 0,
+            heads: [NIL; 2],
+            tails: [NIL; 2],
+            lens: [0; 2],
+            two_lists: false,
+            evicted: 0,
+            refill: 0,
             nr_clean: 0,
             capacity: capacity_pages,
             nr_dirty: 0,
@@ -92,6 +120,11 @@ impl PageCache {
             dirty: FastMap::default(),
             dirty_order: BTreeMap::new(),
         }
+    }
+
+    /// A cache with 2.5's active and inactive lists instead of the single LRU.
+    pub fn with_active_list(capacity_pages: u64) -> Self {
+        PageCache { two_lists: true, ..Self::new(capacity_pages) }
     }
 
     pub fn capacity(&self) -> u64 {
@@ -116,9 +149,7 @@ impl PageCache {
                 if pg.locked {
                     Lookup::Locked(p)
                 } else if pg.uptodate {
-                    // mark_page_accessed: most recently used.
-                    self.lru_remove(p);
-                    self.lru_push_head(p);
+                    self.accessed(p);
                     Lookup::Uptodate(p)
                 } else {
                     Lookup::Locked(p)
@@ -150,18 +181,18 @@ impl PageCache {
     }
 
     fn lru_remove(&mut self, p: PageId) {
-        let (pr, nx) = {
+        let (pr, nx, l) = {
             let pg = &self.pages[p as usize];
             debug_assert!(pg.on_lru);
-            (pg.prev, pg.next)
+            (pg.prev, pg.next, pg.active as usize)
         };
         if pr == NIL {
-            self.lru_head = nx;
+            self.heads[l] = nx;
         } else {
             self.pages[pr as usize].next = nx;
         }
         if nx == NIL {
-            self.lru_tail = pr;
+            self.tails[l] = pr;
         } else {
             self.pages[nx as usize].prev = pr;
         }
@@ -169,11 +200,12 @@ impl PageCache {
         pg.on_lru = false;
         pg.prev = NIL;
         pg.next = NIL;
-        self.lru_len -= 1;
+        self.lens[l] -= 1;
     }
 
     fn lru_push_head(&mut self, p: PageId) {
-        let old = self.lru_head;
+        let l = self.pages[p as usize].active as usize;
+        let old = self.heads[l];
         {
             let pg = &mut self.pages[p as usize];
             pg.on_lru = true;
@@ -181,12 +213,49 @@ impl PageCache {
             pg.next = old;
         }
         if old == NIL {
-            self.lru_tail = p;
+            self.tails[l] = p;
         } else {
             self.pages[old as usize].prev = p;
         }
-        self.lru_head = p;
-        self.lru_len += 1;
+        self.heads[l] = p;
+        self.lens[l] += 1;
+    }
+
+    /// mark_page_accessed (2.5): an inactive referenced page is activated; otherwise the
+    /// page is marked referenced.
+    fn accessed(&mut self, p: PageId) {
+        if !self.two_lists {
+            self.lru_remove(p);
+            self.lru_push_head(p);
+            return;
+        }
+        let (active, referenced) = (self.pages[p as usize].active, self.pages[p as usize].referenced);
+        if !active && referenced {
+            self.lru_remove(p);
+            self.pages[p as usize].active = true;
+            self.pages[p as usize].referenced = false;
+            self.lru_push_head(p);
+        } else {
+            self.pages[p as usize].referenced = true;
+        }
+    }
+
+    /// SetPageReferenced (2.5 generic_file_write).
+    pub fn set_referenced(&mut self, p: PageId) {
+        self.pages[p as usize].referenced = true;
+    }
+
+    /// refill_inactive_zone: move `n` pages from the active tail to the inactive head.
+    fn refill_inactive(&mut self, n: u64) {
+        for _ in 0..n {
+            let p = self.tails[1];
+            if p == NIL {
+                break;
+            }
+            self.lru_remove(p);
+            self.pages[p as usize].active = false;
+            self.lru_push_head(p);
+        }
     }
 
     fn reclaimable(&self, p: PageId) -> bool {
@@ -208,11 +277,32 @@ impl PageCache {
         if self.nr_clean == 0 {
             return false;
         }
+        if self.two_lists {
+            // shrink_zone, once per SWAP_CLUSTER_MAX (32) pages reclaimed:
+            // ratio = nr_pages · nr_active / ((nr_inactive | 1) · 2); refill_counter += ratio + 1.
+            self.evicted += 1;
+            if self.evicted.is_multiple_of(32) {
+                self.refill += 32 * self.lens[1] / ((self.lens[0] | 1) * 2) + 1;
+                if self.refill > 32 {
+                    let n = self.refill;
+                    self.refill = 0;
+                    self.refill_inactive(n);
+                }
+            }
+        }
+        let mut guard = 0u64;
         loop {
-            let p = self.lru_tail;
+            let l = if self.tails[0] == NIL { 1 } else { 0 };
+            let p = self.tails[l];
             if self.reclaimable(p) {
                 self.free_page(p);
                 return true;
+            }
+            guard += 1;
+            if guard > self.lens[0] + self.lens[1] + 1 && l == 0 {
+                // Only unreclaimable pages on the inactive list: the kernel would raise its
+                // scanning priority and deactivate more; here the whole active list moves.
+                self.refill_inactive(self.lens[1]);
             }
             self.lru_remove(p);
             self.lru_push_head(p);
@@ -237,6 +327,8 @@ impl PageCache {
             prev: NIL,
             next: NIL,
             on_lru: false,
+            active: false,
+            referenced: false,
         };
         let p = match self.free_ids.pop() {
             Some(p) => {

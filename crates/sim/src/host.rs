@@ -544,7 +544,10 @@ const MAX_WRITEBACK_PAGES: i64 = 1024;
 impl Sim {
     pub fn new(cfg: SimConfig, device: Box<dyn Device>) -> Self {
         let fs = Fs::for_device(device.capacity_sectors());
-        let cache = PageCache::new(cfg.host.cache_pages());
+        let cache = match cfg.host.lru {
+            crate::profile::Lru::Single => PageCache::new(cfg.host.cache_pages()),
+            crate::profile::Lru::ActiveInactive25 => PageCache::with_active_list(cfg.host.cache_pages()),
+        };
         let ncpu = cfg.cpu.cpus as usize;
         let trace = cfg.trace.then(Vec::new);
         let mut s = Sim {
@@ -1445,6 +1448,9 @@ impl Sim {
         self.fs.set_size(file, new_size);
         let copy = if mmap { cpu.page_lookup } else { cpu.copy_page };
         self.charge(t, copy + cpu.page_lookup);
+        if !self.cfg.host.write_marks_accessed {
+            self.cache.set_referenced(p);
+        }
         if self.cache.set_dirty(p, self.now) {
             self.charge(t, cpu.dirty_page);
         }

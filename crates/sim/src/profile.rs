@@ -39,6 +39,21 @@ pub struct HostProfile {
     /// page reclaim ignores for unmapped page-cache pages, so a rewritten page keeps its
     /// place and is reclaimed as early as before.
     pub write_marks_accessed: bool,
+    /// How page reclaim orders the page cache.
+    pub lru: Lru,
+}
+
+/// Page-cache reclaim order (see `cache.rs`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Lru {
+    /// One list by creation and last access: a simplification standing for 2.6's
+    /// active/inactive pair (used-once pages behave the same on both).
+    Single,
+    /// 2.5.6x's active and inactive lists: `mark_page_accessed` activates a page touched
+    /// twice, reclaim takes the inactive tail, and `refill_inactive_zone` moves active
+    /// pages back at the rate `shrink_zone` sets (per 32 pages reclaimed, 32 × active /
+    /// (2 × inactive) + 1, acted on once above 32).
+    ActiveInactive25,
 }
 
 /// Read-ahead algorithm (see `readahead.rs`).
@@ -67,6 +82,7 @@ impl HostProfile {
             readahead: Readahead::Linux25,
             request_alloc: iosched_core::RequestAlloc::V2_5,
             write_marks_accessed: false,
+            lru: Lru::ActiveInactive25,
         }
     }
 
@@ -77,6 +93,7 @@ impl HostProfile {
             readahead: Readahead::Linux26,
             request_alloc: iosched_core::RequestAlloc::V2_6_20,
             write_marks_accessed: true,
+            lru: Lru::Single,
             ..Self::linux_2003(mem_bytes)
         }
     }
@@ -86,7 +103,7 @@ impl HostProfile {
     /// What the profile models, in a few words (for report headers).
     pub fn summary(&self) -> &'static str {
         match (self.readahead, self.request_alloc) {
-            (Readahead::Linux25, iosched_core::RequestAlloc::V2_5) => "2.5 read-ahead and request pool",
+            (Readahead::Linux25, iosched_core::RequestAlloc::V2_5) => "2.5 read-ahead, request pool and page reclaim",
             (Readahead::Linux26, iosched_core::RequestAlloc::V2_6_20) => "2.6 read-ahead, 2.6.20 request pool",
             (Readahead::Linux25, _) => "2.5 read-ahead, 2.6.20 request pool",
             (Readahead::Linux26, _) => "2.6 read-ahead, 2.5 request pool",

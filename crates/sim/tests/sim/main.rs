@@ -208,3 +208,48 @@ fn a_rewritten_page_keeps_its_lru_place_on_2_5_and_moves_up_on_2_6() {
     assert!(!rewritten_page_survives(HostProfile::linux_2003(32 << 20)));
     assert!(rewritten_page_survives(HostProfile::linux_2007(32 << 20)));
 }
+
+/// Read page 0 of a small file twice, then stream once through a file larger than the
+/// cache. Returns whether that page is still cached.
+fn twice_read_page_survives_a_stream(host: HostProfile) -> bool {
+    let profile = iosched_disk::profile::load_profile("ide-2003").unwrap();
+    let cfg = SimConfig {
+        host,
+        cpu: CpuProfile::piii_1000(),
+        seed: 7,
+        vmstat: false,
+        time_limit: Some(Instant::from_secs(3_600)),
+        trace: false,
+        max_bio_sectors: 256,
+    };
+    let mut s = Sim::new(cfg, profile.build_boxed(7));
+    let d = s.fs.mkdir(s.fs.root(), "d");
+    let hot = s.fs.create_with_size(d, "hot", 4096);
+    // A stream 25 % larger than the cache: every page of the cache is replaced once.
+    let stream_pages = s.cache.capacity() * 5 / 4;
+    let big = s.fs.create_with_size(d, "big", stream_pages * 4096);
+    let mut script = vec![
+        SysOp::Open { file: hot },
+        SysOp::Read { file: hot, offset: 0, len: 4096 },
+        SysOp::Read { file: hot, offset: 0, len: 4096 },
+        SysOp::Open { file: big },
+    ];
+    script.extend((0..stream_pages).map(|i| SysOp::Read { file: big, offset: i * 4096, len: 4096 }));
+    script.reverse();
+    let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp { script.pop().unwrap_or(SysOp::Exit) };
+    let t = s.spawn("reader", Box::new(prog), IoPrio::NONE);
+    s.watch(t);
+    let mut q = queue("deadline");
+    host::run(&mut s, &mut q);
+    assert!(s.task_exited(t), "the script did not finish");
+    assert!(!s.cache.contains(big.0, 0), "the stream's first pages must be gone");
+    s.cache.contains(hot.0, 0)
+}
+
+#[test]
+fn a_page_used_twice_outlives_a_stream_on_2_5_and_not_on_the_single_list() {
+    // 2.5's second mark_page_accessed puts the page on the active list, which a stream of
+    // used-once pages refills from only slowly; the single list evicts it with the rest.
+    assert!(twice_read_page_survives_a_stream(HostProfile::linux_2003(64 << 20)));
+    assert!(!twice_read_page_survives_a_stream(HostProfile::linux_2007(64 << 20)));
+}
