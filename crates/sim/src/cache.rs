@@ -21,10 +21,12 @@
 //!   the inactive head; `mark_page_accessed` sets `PG_referenced` on a first access and
 //!   moves an inactive referenced page to the active list on the second; reclaim scans
 //!   the inactive tail only (unmapped page-cache pages are freed whether referenced or
-//!   not); and `shrink_zone` refills the inactive list from the active tail at its own
-//!   rate — per 32 pages reclaimed, `32·active / (2·inactive) + 1` is added to a counter,
-//!   and once it is above 32 that many pages move (`refill_inactive_zone`, to the inactive
-//!   head, keeping `PG_referenced`, so one more access re-activates them). Pages touched
+//!   not; a dirty page passed over loses `PG_referenced`, as `page_referenced` clears it);
+//!   and `shrink_zone` refills the inactive list from the active tail, modelled as direct
+//!   reclaim's 32-page calls: per 32 pages reclaimed, `32·active / ((inactive | 1)·2) + 1`
+//!   is added to a counter, and while it is above 32, 32 pages move
+//!   (`refill_inactive_zone`, to the inactive head, keeping `PG_referenced`, so one more
+//!   access re-activates them). kswapd's larger calls are not modelled. Pages touched
 //!   over and over — the indirect and inode blocks a writer maps every block through, a
 //!   file read twice — so outlive a stream of pages used once.
 
@@ -283,10 +285,9 @@ impl PageCache {
             self.evicted += 1;
             if self.evicted.is_multiple_of(32) {
                 self.refill += 32 * self.lens[1] / ((self.lens[0] | 1) * 2) + 1;
-                if self.refill > 32 {
-                    let n = self.refill;
-                    self.refill = 0;
-                    self.refill_inactive(n);
+                while self.refill > 32 {
+                    self.refill -= 32;
+                    self.refill_inactive(32);
                 }
             }
         }
@@ -303,6 +304,12 @@ impl PageCache {
                 // Only unreclaimable pages on the inactive list: the kernel would raise its
                 // scanning priority and deactivate more; here the whole active list moves.
                 self.refill_inactive(self.lens[1]);
+            }
+            // shrink_list calls page_referenced() — which clears PG_referenced — on every
+            // page that is not locked or under writeback before it finds it dirty.
+            let pg = &mut self.pages[p as usize];
+            if self.two_lists && pg.dirty && !pg.locked && !pg.writeback {
+                pg.referenced = false;
             }
             self.lru_remove(p);
             self.lru_push_head(p);

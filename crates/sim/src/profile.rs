@@ -51,8 +51,8 @@ pub enum Lru {
     Single,
     /// 2.5.6x's active and inactive lists: `mark_page_accessed` activates a page touched
     /// twice, reclaim takes the inactive tail, and `refill_inactive_zone` moves active
-    /// pages back at the rate `shrink_zone` sets (per 32 pages reclaimed, 32 × active /
-    /// (2 × inactive) + 1, acted on once above 32).
+    /// pages back at the rate `shrink_zone` sets for direct reclaim's 32-page calls (see
+    /// `cache.rs`).
     ActiveInactive25,
 }
 
