@@ -211,12 +211,11 @@ fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
             let (sector, len) = rest[1]
                 .split_once('+')
                 .ok_or_else(|| err("extent", format!("expected SECTOR+LEN, got `{}`", rest[1])))?;
-            let sector = sector.parse().map_err(|_| err("sector", "expected an unsigned integer".into()))?;
+            let sector: u64 = sector.parse().map_err(|_| err("sector", "expected an unsigned integer".into()))?;
             let len: u32 = len.parse().map_err(|_| err("len", "expected an unsigned 32-bit integer".into()))?;
             if len == 0 && op != Op::Flush {
                 return Err(err("len", "expected at least 1 sector (only a flush is empty)".into()));
             }
-            let sector: u64 = sector;
             if sector.checked_add(len as u64).is_none() {
                 return Err(err("extent", "SECTOR+LEN runs past the largest sector number".into()));
             }

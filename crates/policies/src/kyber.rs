@@ -223,12 +223,17 @@ impl Kyber {
             }
         }
         let id = self.flushed[d].pop_front().expect("a flushed request");
-        let e = self.rqs.remove(&id).expect("request held by kyber");
-        self.in_use[d] += 1;
         self.batching += 1;
-        self.on_device.insert(id, (d, e.start, None));
-        ctx.dispatch_add_tail(e.rq);
+        self.send_to_device(id, ctx);
         true
+    }
+
+    /// Hand `id` to the driver holding one of its domain's tokens.
+    fn send_to_device(&mut self, id: ReqId, ctx: &mut Ctx) {
+        let e = self.rqs.remove(&id).expect("request held by kyber");
+        self.in_use[e.domain] += 1;
+        self.on_device.insert(id, (e.domain, e.start, None));
+        ctx.dispatch_add_tail(e.rq);
     }
 
     fn holds(&self) -> bool {
@@ -331,10 +336,7 @@ impl Scheduler for Kyber {
             let mut ids: Vec<ReqId> = self.flushed[d].drain(..).collect();
             ids.extend(std::mem::take(&mut self.pending[d]).into_values());
             for id in ids {
-                let e = self.rqs.remove(&id).expect("request held by kyber");
-                self.in_use[d] += 1;
-                self.on_device.insert(id, (d, e.start, None));
-                ctx.dispatch_add_tail(e.rq);
+                self.send_to_device(id, ctx);
             }
         }
     }

@@ -140,24 +140,21 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     if cfg.timeout.is_zero() {
         return Err("--timeout 0: expected a positive duration, e.g. 30m".into());
     }
-    if cfg.background != Background::None {
-        // The tree (141.6 MB at scale 1) and the streaming file.
-        let tree = (141.6e6 * cfg.tree_scale.clamp(0.0, 1.0)) as u64;
-        cfg.machine.check_fits(
-            tree + cfg.stream_bytes,
-            &format!("the kernel tree and the {} MiB streaming file", cfg.stream_bytes >> 20),
-        )?;
+    if !(cfg.tree_scale > 0.0 && cfg.tree_scale <= 1.0) {
+        return Err(format!("tree scale {}: expected a fraction in (0, 1]", cfg.tree_scale));
     }
+    let tree = KernelTree::scaled(cfg.machine.seed, cfg.tree_scale);
+    let stream_bytes = if cfg.background == Background::None { 0 } else { cfg.stream_bytes };
+    cfg.machine.check_fits(
+        tree.total_bytes() + stream_bytes,
+        &format!("the kernel tree and the {} MiB streaming file", stream_bytes >> 20),
+    )?;
     let mut queue = cfg.machine.queue(spec)?;
     let limit = Instant::ZERO + cfg.warmup + cfg.timeout;
     let mut sim = cfg.machine.sim(Some(limit), cfg.vmstat, queue.config().max_sectors)?;
     if cfg.trace {
         sim.trace = Some(Vec::new());
     }
-    if !(cfg.tree_scale > 0.0 && cfg.tree_scale <= 1.0) {
-        return Err(format!("tree scale {}: expected a fraction in (0, 1]", cfg.tree_scale));
-    }
-    let tree = KernelTree::scaled(cfg.machine.seed, cfg.tree_scale);
     let root = sim.fs.root();
     let (tree_root, _) = tree.create(&mut sim.fs, root);
     let stream = match cfg.background {

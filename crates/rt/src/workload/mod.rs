@@ -157,6 +157,24 @@ pub(crate) fn wait_with_progress<T>(
     p.finish();
 }
 
+/// Join threads that return `(result, end time)` (see [`ended`]); the results and the
+/// time from `t0` to the last end — a phase's wall time, not when the progress poll
+/// noticed the last thread.
+pub(crate) fn join_timed<T>(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, (T, Instant)>>,
+    t0: Instant,
+) -> (Vec<T>, Duration) {
+    let ended: Vec<(T, Instant)> = handles.into_iter().map(|h| h.join().expect("workload thread")).collect();
+    let last = ended.iter().map(|e| e.1).max().unwrap_or(t0);
+    (ended.into_iter().map(|e| e.0).collect(), last.saturating_duration_since(t0))
+}
+
+/// Run a thread's work and note when it ended (for [`join_timed`]).
+pub(crate) fn ended<T>(work: impl FnOnce() -> T) -> (T, Instant) {
+    let r = work();
+    (r, Instant::now())
+}
+
 /// The first error of a set of thread results, if any.
 pub(crate) fn first_error(errs: impl IntoIterator<Item = Option<IoError>>) -> Option<IoError> {
     errs.into_iter().flatten().next()

@@ -280,10 +280,8 @@ fn measured(
             .map(|r| {
                 let h = target.handle();
                 let read_bytes = &read_bytes;
-                s.spawn(move || -> (Option<IoError>, Instant) {
-                    // Ends with the reader's end time: the elapsed time is the last reader's
-                    // end, not when the progress poll noticed it.
-                    let run = || -> Option<IoError> {
+                s.spawn(move || {
+                    super::ended(|| -> Option<IoError> {
                         let mut meta = IoBuf::new(ALIGN);
                         let mut chunk = IoBuf::new(cfg.chunk as usize);
                         for d in tree.dirs.iter().skip(r as usize).step_by(cfg.readers as usize) {
@@ -313,17 +311,15 @@ fn measured(
                             }
                         }
                         None
-                    };
-                    (run(), Instant::now())
+                    })
                 })
             })
             .collect();
         let mut p = super::Progress::new(ctl, format!("{label} readmany"), tree.bytes);
         super::wait_with_progress(&readers, &mut p, &read_bytes);
         done_reading.store(true, Ordering::Relaxed);
-        let ended: Vec<(Option<IoError>, Instant)> = readers.into_iter().map(|h| h.join().expect("reader")).collect();
-        let elapsed = ended.iter().map(|e| e.1).max().unwrap_or(t0).saturating_duration_since(t0);
-        let rerr = super::first_error(ended.into_iter().map(|e| e.0));
+        let (errs, elapsed) = super::join_timed(readers, t0);
+        let rerr = super::first_error(errs);
         if let Some(w) = writer {
             w.join().expect("writer");
         }

@@ -24,7 +24,7 @@
 //! that was running is reported with what it did until then. A failed request ends the
 //! run too; the failed phase is not reported.
 
-use super::{Control, Ended, LatStats, Progress, Rng, first_error, wait_with_progress};
+use super::{Control, Ended, LatStats, Progress, Rng, ended, first_error, join_timed, wait_with_progress};
 use crate::error::{Error, IoError};
 use crate::runtime::{Options, Report, Target};
 use crate::sys::{ALIGN, IoBuf, process_cpu_time};
@@ -207,9 +207,7 @@ fn run_phase(
                 let (barrier, done, failed) = (&barrier, &done, &failed);
                 let seed = cfg.seed ^ ((i as u64 + 1) << 32) ^ phase as u64;
                 s.spawn(move || {
-                    // The thread's end time, so the phase's wall time is the last thread's
-                    // end, not when the progress poll noticed it.
-                    let run = || {
+                    ended(|| {
                         let (base, _) = region(cfg, i);
                         let mut rng = Rng::from_state(seed);
                         let mut buf = IoBuf::new(block as usize);
@@ -239,9 +237,7 @@ fn run_phase(
                             return (lat, Some(e));
                         }
                         (lat, None)
-                    };
-                    let (lat, err) = run();
-                    (lat, err, Instant::now())
+                    })
                 })
             })
             .collect();
@@ -250,11 +246,8 @@ fn run_phase(
         let c0 = process_cpu_time();
         wait_with_progress(&hs, &mut progress, &done);
         let cpu = process_cpu_time().saturating_sub(c0);
-        let ended: Vec<(LatStats, Option<IoError>, Instant)> =
-            hs.into_iter().map(|h| h.join().expect("tiobench thread")).collect();
-        let last = ended.iter().map(|e| e.2).max().unwrap_or(t0);
-        let results: Vec<(LatStats, Option<IoError>)> = ended.into_iter().map(|(l, e, _)| (l, e)).collect();
-        (last.saturating_duration_since(t0), cpu, results)
+        let (results, wall): (Vec<(LatStats, Option<IoError>)>, _) = join_timed(hs, t0);
+        (wall, cpu, results)
     });
     let mut lat = LatStats::default();
     for (l, _) in &results {

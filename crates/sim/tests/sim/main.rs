@@ -9,9 +9,14 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 fn sim(mem_mb: u64, trace: bool, vmstat: bool) -> Sim {
+    sim_on(HostProfile::linux_2003(mem_mb << 20), trace, vmstat)
+}
+
+/// A simulator of `host` on the 2003 IDE disk and CPU.
+fn sim_on(host: HostProfile, trace: bool, vmstat: bool) -> Sim {
     let profile = iosched_disk::profile::load_profile("ide-2003").unwrap();
     let cfg = SimConfig {
-        host: HostProfile::linux_2003(mem_mb << 20),
+        host,
         cpu: CpuProfile::piii_1000(),
         seed: 7,
         vmstat,
@@ -20,6 +25,17 @@ fn sim(mem_mb: u64, trace: bool, vmstat: bool) -> Sim {
         max_bio_sectors: 256,
     };
     Sim::new(cfg, profile.build_boxed(7))
+}
+
+/// Run one task's system calls, in order, to the end; panics if it does not finish.
+fn run_script(s: &mut Sim, mut script: Vec<SysOp>) {
+    script.reverse();
+    let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp { script.pop().unwrap_or(SysOp::Exit) };
+    let t = s.spawn("script", Box::new(prog), IoPrio::NONE);
+    s.watch(t);
+    let mut q = queue("deadline");
+    host::run(s, &mut q);
+    assert!(s.task_exited(t), "the script did not finish");
 }
 
 fn queue(spec: &str) -> Queue {
@@ -157,17 +173,7 @@ fn trace_and_vmstat_are_produced() {
 /// Write A and B (4 MiB each), rewrite A's first page, then read enough of a third file to
 /// evict A and half of B. Returns whether A's first page is still cached.
 fn rewritten_page_survives(host: HostProfile) -> bool {
-    let profile = iosched_disk::profile::load_profile("ide-2003").unwrap();
-    let cfg = SimConfig {
-        host,
-        cpu: CpuProfile::piii_1000(),
-        seed: 7,
-        vmstat: false,
-        time_limit: Some(Instant::from_secs(3_600)),
-        trace: false,
-        max_bio_sectors: 256,
-    };
-    let mut s = Sim::new(cfg, profile.build_boxed(7));
+    let mut s = sim_on(host, false, false);
     let mb4: u64 = 4 << 20;
     let d = s.fs.mkdir(s.fs.root(), "d");
     let (a, b) = (s.fs.create(d, "a"), s.fs.create(d, "b"));
@@ -189,13 +195,7 @@ fn rewritten_page_survives(host: HostProfile) -> bool {
     for i in 0..c_pages {
         script.push(SysOp::Read { file: c, offset: i * 4096, len: 4096 });
     }
-    script.reverse();
-    let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp { script.pop().unwrap_or(SysOp::Exit) };
-    let t = s.spawn("rw", Box::new(prog), IoPrio::NONE);
-    s.watch(t);
-    let mut q = queue("deadline");
-    host::run(&mut s, &mut q);
-    assert!(s.task_exited(t), "the script did not finish");
+    run_script(&mut s, script);
     assert!(!s.cache.contains(a.0, 1), "A's other pages are the oldest and must be gone");
     assert!(s.cache.contains(b.0, 1023), "B's last page is younger than what C evicted");
     s.cache.contains(a.0, 0)
@@ -212,17 +212,7 @@ fn a_rewritten_page_keeps_its_lru_place_on_2_5_and_moves_up_on_2_6() {
 /// Read page 0 of a small file twice, then stream once through a file larger than the
 /// cache. Returns whether that page is still cached.
 fn twice_read_page_survives_a_stream(host: HostProfile) -> bool {
-    let profile = iosched_disk::profile::load_profile("ide-2003").unwrap();
-    let cfg = SimConfig {
-        host,
-        cpu: CpuProfile::piii_1000(),
-        seed: 7,
-        vmstat: false,
-        time_limit: Some(Instant::from_secs(3_600)),
-        trace: false,
-        max_bio_sectors: 256,
-    };
-    let mut s = Sim::new(cfg, profile.build_boxed(7));
+    let mut s = sim_on(host, false, false);
     let d = s.fs.mkdir(s.fs.root(), "d");
     let hot = s.fs.create_with_size(d, "hot", 4096);
     // A stream 25 % larger than the cache: every page of the cache is replaced once.
@@ -235,13 +225,7 @@ fn twice_read_page_survives_a_stream(host: HostProfile) -> bool {
         SysOp::Open { file: big },
     ];
     script.extend((0..stream_pages).map(|i| SysOp::Read { file: big, offset: i * 4096, len: 4096 }));
-    script.reverse();
-    let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp { script.pop().unwrap_or(SysOp::Exit) };
-    let t = s.spawn("reader", Box::new(prog), IoPrio::NONE);
-    s.watch(t);
-    let mut q = queue("deadline");
-    host::run(&mut s, &mut q);
-    assert!(s.task_exited(t), "the script did not finish");
+    run_script(&mut s, script);
     assert!(!s.cache.contains(big.0, 0), "the stream's first pages must be gone");
     s.cache.contains(hot.0, 0)
 }
