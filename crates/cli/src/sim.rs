@@ -23,6 +23,9 @@ pub struct MachineArgs {
     /// Host profile: linux-2.5 (2.5 read-ahead and request pool, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool).
     #[arg(long)]
     pub host: Option<String>,
+    /// Page-cache memory the machine's programs have mapped (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
+    #[arg(long)]
+    pub mapped: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -36,8 +39,13 @@ impl MachineArgs {
 
     pub fn machine_on(&self, disk: &str, mem: &str, cpu: &str, host: &str) -> Result<Machine, String> {
         let mem = parse_size(self.mem.as_deref().unwrap_or(mem)).map_err(|e| format!("--mem: {e}"))?;
+        let mapped = match self.mapped.as_deref() {
+            Some(s) => Some(parse_size(s).map_err(|e| format!("--mapped: {e}"))?),
+            None => None,
+        };
         let m = Machine::new(self.disk.as_deref().unwrap_or(disk), mem, self.cpu.as_deref().unwrap_or(cpu), self.seed)
-            .with_host(self.host.as_deref().unwrap_or(host));
+            .with_host(self.host.as_deref().unwrap_or(host))
+            .with_mapped(mapped);
         m.validate()?;
         Ok(m)
     }

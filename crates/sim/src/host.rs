@@ -9,10 +9,10 @@
 //! (`get_request_wait`), on dirty throttling (`balance_dirty_pages` → `congestion_wait`),
 //! on their own direct I/O, and in fsync until every page of the file is written.
 
-use crate::cache::{Lookup, META, PageCache, PageId};
+use crate::cache::{Lookup, MAPPED, META, PageCache, PageId};
 use crate::engine::Engine;
 use crate::fs::{BLOCK, DirId, FileId, Fs, SECTORS_PER_BLOCK};
-use crate::profile::{CpuProfile, HostProfile, Readahead};
+use crate::profile::{CpuProfile, HostProfile, Readahead, Reclaim};
 use crate::readahead::{Ra25, RaAction, RaIo, RaOutcome, RaState};
 use iosched_core::{
     Dir, Duration, Env, Event, FastMap, FastSet, Input, Instant, IoPrio, Op, Owner, Queue, ReqId, Request, Segments,
@@ -311,6 +311,10 @@ enum Cont {
     /// Finish an `AioWait`: reap the completed asynchronous I/Os.
     AioReap,
     Pdflush(PdState),
+    /// kswapd's `balance_pgdat` at this scanning priority.
+    Kswapd {
+        priority: u32,
+    },
 }
 
 /// `balance_dirty_pages`.
@@ -382,6 +386,11 @@ struct Task {
     pdflush: bool,
     /// Result of the last writeback pass this task drove: (pages written, congested).
     wb: (i64, bool),
+    /// Direct reclaim in progress: (next priority, pages freed so far).
+    direct_reclaim: Option<(u32, u64)>,
+    /// The last allocation failed after a direct-reclaim pass: wait as
+    /// `blk_congestion_wait` does.
+    reclaim_wait: bool,
     /// Part of `debt` that is user time (Think).
     user_debt: Duration,
     /// O(1) scheduler sleep credit: grows while blocked, drains while on a CPU.
@@ -522,6 +531,8 @@ pub struct Sim {
     ratelimit_count: u64,
     dirty_exceeded: bool,
     pdflush: Vec<TaskId>,
+    /// The kswapd thread (with [`Reclaim::Kswapd25`]).
+    kswapd: Option<TaskId>,
     /// A pdflush is writing this device (`BDI_pdflush`).
     bdi_writeback: bool,
     background_running: bool,
@@ -540,6 +551,10 @@ pub struct Sim {
 }
 
 const MAX_WRITEBACK_PAGES: i64 = 1024;
+/// `SWAP_CLUSTER_MAX`: pages direct reclaim asks for.
+const SWAP_CLUSTER_MAX: u64 = 32;
+/// `DEF_PRIORITY`: reclaim scans `inactive >> priority` pages, from 12 down to 0.
+const DEF_PRIORITY: u32 = 12;
 
 impl Sim {
     pub fn new(cfg: SimConfig, device: Box<dyn Device>) -> Self {
@@ -548,6 +563,8 @@ impl Sim {
             crate::profile::Lru::Single => PageCache::new(cfg.host.cache_pages()),
             crate::profile::Lru::ActiveInactive25 => PageCache::with_active_list(cfg.host.cache_pages()),
         };
+        let mut cache = cache;
+        cache.add_mapped(MAPPED, cfg.host.mapped_bytes / 4096);
         let ncpu = cfg.cpu.cpus as usize;
         let trace = cfg.trace.then(Vec::new);
         let mut s = Sim {
@@ -582,6 +599,7 @@ impl Sim {
             ratelimit_count: 0,
             dirty_exceeded: false,
             pdflush: Vec::new(),
+            kswapd: None,
             bdi_writeback: false,
             background_running: false,
             watched: Vec::new(),
@@ -599,6 +617,12 @@ impl Sim {
             let t = s.add_task(format!("pdflush/{i}"), None, IoPrio::NONE, true);
             s.tasks[t.0 as usize].state = State::Blocked(Block::Sleep { token: 0 });
             s.pdflush.push(t);
+        }
+        if let Reclaim::Kswapd25 { .. } = s.cfg.host.reclaim {
+            assert_eq!(s.cfg.host.lru, crate::profile::Lru::ActiveInactive25, "kswapd reclaim needs the 2.5 lists");
+            let t = s.add_task("kswapd0".into(), None, IoPrio::NONE, false);
+            s.tasks[t.0 as usize].state = State::Blocked(Block::Sleep { token: 0 });
+            s.kswapd = Some(t);
         }
         let wi = s.cfg.host.writeback_interval;
         s.engine.schedule(Instant::ZERO + wi, Ev::Kupdate);
@@ -646,6 +670,8 @@ impl Sim {
             exit_waiters: Vec::new(),
             pdflush,
             wb: (0, false),
+            direct_reclaim: None,
+            reclaim_wait: false,
             user_debt: Duration::ZERO,
             sleep_avg: Duration::ZERO,
             dprio: 5,
@@ -922,6 +948,7 @@ impl Sim {
                 Cont::Next
             }
             Cont::Pdflush(p) => self.step_pdflush(t, p),
+            Cont::Kswapd { priority } => self.step_kswapd(t, priority),
         };
         let task = &mut self.tasks[t.0 as usize];
         if task.state != State::Exited {
@@ -946,6 +973,9 @@ impl Sim {
     fn next_op(&mut self, t: TaskId) -> Cont {
         if self.tasks[t.0 as usize].pdflush {
             return Cont::Pdflush(PdState { kind: PdKind::Background, phase: 0, budget: 0 });
+        }
+        if Some(t) == self.kswapd {
+            return Cont::Kswapd { priority: DEF_PRIORITY };
         }
         let mut program = self.tasks[t.0 as usize].program.take().expect("task without program");
         let done = self.tasks[t.0 as usize].last_outcome.take();
@@ -1147,7 +1177,7 @@ impl Sim {
                 self.tasks[t.0 as usize].block_after = Some(Block::Page(p));
                 Cont::Meta { blocks, i, then }
             }
-            Lookup::Absent => match self.cache.add(META, b, false) {
+            Lookup::Absent => match self.cache_add(t, META, b, false) {
                 None => self.wait_memory(t, Cont::Meta { blocks, i, then }),
                 Some(p) => {
                     let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
@@ -1161,6 +1191,11 @@ impl Sim {
 
     fn wait_memory(&mut self, t: TaskId, cont: Cont) -> Cont {
         let token = self.token();
+        if std::mem::take(&mut self.tasks[t.0 as usize].reclaim_wait) {
+            // Direct reclaim freed too little: blk_congestion_wait(WRITE, HZ/10).
+            self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+            return cont;
+        }
         self.memory_waiters.push(t);
         self.engine.schedule(self.now + Duration::from_millis(10), Ev::Timer { task: t, token });
         self.tasks[t.0 as usize].block_after = Some(Block::Memory { token });
@@ -1199,6 +1234,123 @@ impl Sim {
         let bytes = len as u64 * 512;
         self.bios.insert(id, Bio { kind, bytes, write: op == Op::Write });
         self.tasks[t.0 as usize].bio_out.push_back(rq);
+    }
+
+    /// Allocate a page-cache page for task `t` (`__alloc_pages` for `page_cache_alloc`).
+    /// `None` means wait and retry ([`wait_memory`](Self::wait_memory)).
+    ///
+    /// With [`Reclaim::Kswapd25`] this follows 2.5.6x: a free page is taken while more
+    /// than `pages_low` are free; below that kswapd is woken and the page is still taken
+    /// down to `pages_min`; below `pages_min` the task reclaims itself
+    /// (`try_to_free_pages`): one `shrink_zone` pass per call at falling priority, asking
+    /// for 32 pages; a pass that frees fewer ends in `blk_congestion_wait` (up to 100 ms)
+    /// before the next. Dirty pages that reclaim meets are written from here — by a task
+    /// in `write()` (its `current->backing_dev_info` is the device) whether or not the
+    /// queue is congested — so the task submits them and may wait for request slots.
+    fn cache_add(&mut self, t: TaskId, file: u32, index: u64, uptodate: bool) -> Option<PageId> {
+        let Reclaim::Kswapd25 { pages_min, pages_low, .. } = self.cfg.host.reclaim else {
+            return self.cache.add(file, index, uptodate);
+        };
+        self.tasks[t.0 as usize].reclaim_wait = false;
+        let free = self.cache.free();
+        if free <= pages_low {
+            self.wake_kswapd();
+        }
+        if free > pages_min {
+            self.tasks[t.0 as usize].direct_reclaim = None;
+            return self.cache.try_add(file, index, uptodate);
+        }
+        let (priority, so_far) = self.tasks[t.0 as usize].direct_reclaim.take().unwrap_or((DEF_PRIORITY, 0));
+        let may_write = self.tasks[t.0 as usize].op_kind == "write" || !self.write_congested;
+        let max_scan = (self.cache.nr_inactive() >> priority).max(2 * SWAP_CLUSTER_MAX);
+        let mut out = Vec::new();
+        let freed = self.cache.shrink_zone(SWAP_CLUSTER_MAX, max_scan, may_write, &mut out);
+        self.submit_pageout(t, out);
+        if so_far + freed >= SWAP_CLUSTER_MAX || priority == 0 {
+            return self.cache.try_add(file, index, uptodate);
+        }
+        let task = &mut self.tasks[t.0 as usize];
+        task.direct_reclaim = Some((priority - 1, so_far + freed));
+        task.reclaim_wait = true;
+        None
+    }
+
+    /// A page for metadata being dirtied (no read): allocated without reclaiming.
+    fn cache_add_nowait(&mut self, file: u32, index: u64) -> Option<PageId> {
+        let Reclaim::Kswapd25 { pages_low, .. } = self.cfg.host.reclaim else {
+            return self.cache.add(file, index, true);
+        };
+        if self.cache.free() <= pages_low {
+            self.wake_kswapd();
+        }
+        self.cache.try_add(file, index, true)
+    }
+
+    /// Submit the writes of pages reclaim paged out: one bio per run of pages contiguous
+    /// in the file and on disk (the queue would merge `writepage`'s single-page bios so).
+    fn submit_pageout(&mut self, t: TaskId, paged_out: Vec<PageId>) {
+        let max_pages = self.max_bio_sectors() / SECTORS_PER_BLOCK;
+        let mut runs: Vec<(u32, u64, u64, Vec<PageId>)> = Vec::new();
+        for q in paged_out {
+            let (f, idx) = (self.cache.page(q).file, self.cache.page(q).index);
+            let block = if f == META { idx } else { self.fs.map(FileId(f), idx).expect("a dirty page has a block") };
+            match runs.last_mut() {
+                Some((rf, ri, rb, pages))
+                    if *rf == f
+                        && *ri + pages.len() as u64 == idx
+                        && *rb + pages.len() as u64 == block
+                        && (pages.len() as u64) < max_pages =>
+                {
+                    pages.push(q)
+                }
+                _ => runs.push((f, idx, block, vec![q])),
+            }
+        }
+        for (f, _, block, pages) in runs {
+            self.charge(t, self.cfg.cpu.bio_submit);
+            let sector = self.fs.sector(block);
+            let len = (pages.len() as u64 * SECTORS_PER_BLOCK) as u32;
+            self.queue_bio(t, Op::Write, sector, len, false, BioKind::CacheWrite(pages), f == META);
+        }
+    }
+
+    fn wake_kswapd(&mut self) {
+        if let Some(k) = self.kswapd
+            && self.tasks[k.0 as usize].state == State::Blocked(Block::Sleep { token: 0 })
+        {
+            self.make_runnable(k);
+        }
+    }
+
+    /// kswapd (2.5.6x `balance_pgdat`), one priority pass per step: while fewer than
+    /// `pages_high` pages are free, `shrink_zone` for the difference, scanning at least
+    /// twice that; it writes dirty pages only to an uncongested queue. A pass that leaves
+    /// the zone short ends in `blk_congestion_wait` before the next, lower priority; after
+    /// the last (or once balanced) kswapd sleeps until an allocation wakes it.
+    fn step_kswapd(&mut self, t: TaskId, priority: u32) -> Cont {
+        let Reclaim::Kswapd25 { pages_high, .. } = self.cfg.host.reclaim else {
+            unreachable!("kswapd runs only with Reclaim::Kswapd25")
+        };
+        let sleep = |s: &mut Self| {
+            s.tasks[t.0 as usize].block_after = Some(Block::Sleep { token: 0 });
+            Cont::Kswapd { priority: DEF_PRIORITY }
+        };
+        let free = self.cache.free();
+        if free >= pages_high {
+            return sleep(self);
+        }
+        let to_reclaim = pages_high - free;
+        let max_scan = (self.cache.nr_inactive() >> priority).max(2 * to_reclaim);
+        let may_write = !self.write_congested;
+        let mut out = Vec::new();
+        self.cache.shrink_zone(to_reclaim, max_scan, may_write, &mut out);
+        self.submit_pageout(t, out);
+        if self.cache.free() >= pages_high || priority == 0 {
+            return sleep(self);
+        }
+        let token = self.token();
+        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+        Cont::Kswapd { priority: priority - 1 }
     }
 
     // ---------------------------------------------------------------------------------
@@ -1283,7 +1435,7 @@ impl Sim {
                     let then = Box::new(Cont::Read { file, start, pos, end, next_ra, copied, mmap });
                     return Cont::Meta { blocks: vec![ib], i: 0, then };
                 }
-                match self.cache.add(file.0, index, false) {
+                match self.cache_add(t, file.0, index, false) {
                     None => self.wait_memory(t, Cont::Read { file, start, pos, end, next_ra, copied, mmap }),
                     Some(p) => match self.fs.map(file, index) {
                         None => {
@@ -1338,12 +1490,12 @@ impl Sim {
             {
                 self.flush_ra_run(t, &mut run, run_start_block);
                 last_block = None;
-                if let Some(p) = self.cache.add(META, ib, false) {
+                if let Some(p) = self.cache_add(t, META, ib, false) {
                     self.charge(t, self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit);
                     self.read_block(t, ib, p, true);
                 }
             }
-            let Some(p) = self.cache.add(file.0, index, false) else {
+            let Some(p) = self.cache_add(t, file.0, index, false) else {
                 break;
             };
             started += 1;
@@ -1419,7 +1571,7 @@ impl Sim {
                 }
                 let allocated = self.fs.map(file, index);
                 let need_read = allocated.is_some() && (mmap || (partial && index * BLOCK < size));
-                match self.cache.add(file.0, index, !need_read) {
+                match self.cache_add(t, file.0, index, !need_read) {
                     None => {
                         return self.wait_memory(t, Cont::Write { file, pos, end, written, mmap });
                     }
@@ -1462,7 +1614,7 @@ impl Sim {
     fn dirty_meta(&mut self, block: u64) {
         let p = match self.cache.get(META, block) {
             Some(p) => p,
-            None => match self.cache.add(META, block, true) {
+            None => match self.cache_add_nowait(META, block) {
                 Some(p) => p,
                 None => return,
             },

@@ -24,5 +24,5 @@ pub mod rng;
 
 pub use fs::{DirId, FileId, Fs};
 pub use host::{Outcome, ProgCtx, Program, Sim, SimConfig, SysOp, TaskId, VmstatLine};
-pub use profile::{CpuProfile, HostProfile, Lru, Readahead};
+pub use profile::{CpuProfile, HostProfile, Lru, Readahead, Reclaim};
 pub use rng::Rng;

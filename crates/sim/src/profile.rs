@@ -41,6 +41,45 @@ pub struct HostProfile {
     pub write_marks_accessed: bool,
     /// How page reclaim orders the page cache.
     pub lru: Lru,
+    /// Who frees page-cache pages, and how.
+    pub reclaim: Reclaim,
+    /// Page-cache memory that running programs have mapped and keep using (their text,
+    /// libraries, data files): part of the cache, never reclaimed. On the 2.5 lists these
+    /// pages sit on the active list for good (`refill_inactive_zone` keeps mapped pages
+    /// active), which sets how fast the unmapped active pages are deactivated: with none,
+    /// an indirect block a writer stopped using is dropped after a fraction of a cache's
+    /// worth of streaming; with a few MB, after about two (see `docs/simulator.md`).
+    pub mapped_bytes: u64,
+}
+
+/// Page reclaim: who frees pages and when (see `host.rs` `cache_add`, `step_kswapd`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Reclaim {
+    /// The allocating task frees one clean page when the cache is full and never writes
+    /// dirty pages back: a simplification (on `linux-2.6`, whose single list is one too).
+    OnDemand,
+    /// 2.5.6x (`mm/page_alloc.c`, `mm/vmscan.c`): the zone keeps `pages_min` / `pages_low`
+    /// / `pages_high` free pages. An allocation below `pages_low` wakes kswapd, which
+    /// reclaims up to `pages_high`; one below `pages_min` reclaims itself (32 pages a
+    /// pass, `blk_congestion_wait` between passes). Reclaim writes back the dirty pages it
+    /// meets (`pageout`) when the queue is not write-congested — and a task in `write()`
+    /// always — and passes over pages under writeback. The refill of the inactive list is
+    /// counted per `shrink_zone` call, so kswapd's large calls deactivate active pages
+    /// more slowly per page freed than direct reclaim's 32-page calls. Needs
+    /// [`Lru::ActiveInactive25`].
+    Kswapd25 { pages_min: u64, pages_low: u64, pages_high: u64 },
+}
+
+impl Reclaim {
+    /// 2.5.6x's watermarks for a machine with `mem_bytes` (`free_area_init_core`): for the
+    /// normal zone (memory above the 16 MiB DMA zone, up to 896 MiB), `pages_min` is its
+    /// pages / 128 (`zone_balance_ratio`) clamped to 20..=255, `pages_low` twice that,
+    /// `pages_high` three times. The DMA zone's few pages are not modelled.
+    pub fn linux25(mem_bytes: u64) -> Self {
+        let normal = (mem_bytes.min(896 << 20).saturating_sub(16 << 20)) / 4096;
+        let min = (normal / 128).clamp(20, 255);
+        Reclaim::Kswapd25 { pages_min: min, pages_low: 2 * min, pages_high: 3 * min }
+    }
 }
 
 /// Page-cache reclaim order (see `cache.rs`).
@@ -83,6 +122,11 @@ impl HostProfile {
             request_alloc: iosched_core::RequestAlloc::V2_5,
             write_marks_accessed: false,
             lru: Lru::ActiveInactive25,
+            reclaim: Reclaim::linux25(mem_bytes),
+            // A console system running the benchmark: init, getty, syslogd, cron, sshd,
+            // bash, perl (tiobench.pl), tiotest and their libraries — an estimate; the
+            // seed reports give no figure (results with 0–16 MiB in docs/workloads.md).
+            mapped_bytes: 8 << 20,
         }
     }
 
@@ -94,6 +138,10 @@ impl HostProfile {
             request_alloc: iosched_core::RequestAlloc::V2_6_20,
             write_marks_accessed: true,
             lru: Lru::Single,
+            reclaim: Reclaim::OnDemand,
+            // The single list has no active list for them to shape; the reserve stands for
+            // them.
+            mapped_bytes: 0,
             ..Self::linux_2003(mem_bytes)
         }
     }

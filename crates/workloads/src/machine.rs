@@ -16,18 +16,39 @@ pub struct Machine {
     /// Host profile: `linux-2.5` (the 2003 reports: 2.5 read-ahead and request pool) or
     /// `linux-2.6` (2.6 read-ahead and 2.6.20 request pool, for the 2007-era studies).
     pub host: String,
+    /// Page-cache memory programs have mapped, if not the host profile's
+    /// (`HostProfile::mapped_bytes`).
+    pub mapped_bytes: Option<u64>,
 }
 
 impl Machine {
     /// A 2.5-era host (`linux-2.5`); see [`Machine::with_host`].
     pub fn new(disk: &str, mem_bytes: u64, cpu: &str, seed: u64) -> Self {
-        Machine { disk: disk.to_string(), mem_bytes, cpu: cpu.to_string(), seed, host: "linux-2.5".into() }
+        Machine {
+            disk: disk.to_string(),
+            mem_bytes,
+            cpu: cpu.to_string(),
+            seed,
+            host: "linux-2.5".into(),
+            mapped_bytes: None,
+        }
     }
 
     /// `disk ide-2003, 256 MiB, piii-1000, linux-2.5, seed 1`: the line every report
     /// prints so a run can be repeated.
     pub fn describe(&self) -> String {
-        format!("disk {}, {} MiB, {}, {}, seed {}", self.disk, self.mem_bytes >> 20, self.cpu, self.host, self.seed)
+        let mapped = match self.mapped_bytes {
+            Some(b) => format!(", {} MiB mapped", b >> 20),
+            None => String::new(),
+        };
+        format!(
+            "disk {}, {} MiB{mapped}, {}, {}, seed {}",
+            self.disk,
+            self.mem_bytes >> 20,
+            self.cpu,
+            self.host,
+            self.seed
+        )
     }
 
     pub fn with_host(mut self, host: &str) -> Self {
@@ -35,13 +56,37 @@ impl Machine {
         self
     }
 
+    /// Override the host profile's mapped memory (`None` keeps it).
+    pub fn with_mapped(mut self, bytes: Option<u64>) -> Self {
+        self.mapped_bytes = bytes;
+        self
+    }
+
+    /// The host profile with this machine's memory and overrides.
+    pub fn host_profile(&self) -> Result<HostProfile, String> {
+        let mut h = HostProfile::by_name(&self.host, self.mem_bytes)?;
+        if let Some(b) = self.mapped_bytes {
+            h.mapped_bytes = b;
+        }
+        Ok(h)
+    }
+
     /// Check the machine description (profiles exist, sizes sensible).
     pub fn validate(&self) -> Result<(), String> {
         iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
         CpuProfile::by_name(&self.cpu)?;
-        HostProfile::by_name(&self.host, self.mem_bytes)?;
+        let host = self.host_profile()?;
         if self.mem_bytes < (64 << 20) {
             return Err(format!("memory {} MiB is too small: at least 64 MiB", self.mem_bytes >> 20));
+        }
+        let cache = host.cache_pages() * 4096;
+        if host.mapped_bytes > cache / 2 {
+            return Err(format!(
+                "mapped memory {} MiB is out of range: at most half the page cache, {} MiB on {} MiB",
+                host.mapped_bytes >> 20,
+                (cache / 2) >> 20,
+                self.mem_bytes >> 20
+            ));
         }
         Ok(())
     }
@@ -72,7 +117,7 @@ impl Machine {
     /// (a `max_sectors` above the driver's limit is an error, as sysfs refuses it).
     pub fn queue(&self, spec: &SchedSpec) -> Result<Queue, String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
-        let host = HostProfile::by_name(&self.host, self.mem_bytes)?;
+        let host = self.host_profile()?;
         let mut base = QueueConfig {
             depth: profile.queue_depth().max(1),
             request_alloc: host.request_alloc,
@@ -101,7 +146,7 @@ impl Machine {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
         let dev = profile.build_boxed(self.seed);
         let cfg = SimConfig {
-            host: HostProfile::by_name(&self.host, self.mem_bytes)?,
+            host: self.host_profile()?,
             cpu: CpuProfile::by_name(&self.cpu)?,
             seed: self.seed,
             vmstat,

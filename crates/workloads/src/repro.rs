@@ -122,7 +122,7 @@ impl ReproSetup {
             tiobench_cpu: "piii-1000".into(),
             tiobench_mem_mib: if quick { 64 } else { 256 },
             tiobench_size_mib: if quick { 128 } else { 512 },
-            tiobench_threads: if quick { vec![8, 16, 32] } else { vec![32, 64, 128] },
+            tiobench_threads: if quick { vec![16, 32, 64] } else { vec![32, 64, 128] },
             readmany_disk: "ide-2003-fast".into(),
             readmany_cpu: "p4-ht".into(),
             readmany_mem_mib: 256,

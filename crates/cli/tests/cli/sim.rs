@@ -2,9 +2,10 @@
 
 use super::{iosched, stderr, stdout};
 
-/// The shape points that hold, in --quick form (the full run is `iosched repro`). Points
-/// 1 (AS ≥ 1.7× deadline for parallel sequential reads) and 4 (random-write latency with
-/// 8192 slots) do not hold in our model; see the issue note. The rest must.
+/// The shape points in --quick form (the full run is below). Point 1 (AS ≥ 1.7× deadline
+/// for parallel sequential reads, AS-8192 at platter speed) needs the full run's file
+/// sizes: a quarter-size file set gives each of 64 readers 2 MiB, too little for
+/// anticipation to pay off in the same proportion. The rest must hold.
 #[test]
 fn repro_quick_shape_points() {
     let o = iosched(&["repro", "--quick", "--json"]);
@@ -14,7 +15,7 @@ fn repro_quick_shape_points() {
     assert_eq!(v["seed"], 1);
     let claims = v["claims"].as_array().unwrap();
     let pass = |id: u64| claims.iter().find(|c| c["id"] == id).unwrap()["pass"].as_bool().unwrap();
-    for id in [2, 3, 5, 6] {
+    for id in [2, 3, 4, 5, 6] {
         let c = claims.iter().find(|c| c["id"] == id).unwrap();
         assert!(pass(id), "claim {id} failed: {}", c["figures"]);
     }
@@ -28,6 +29,22 @@ fn repro_quick_shape_points() {
     assert!(ratio("as") < 3.0 && ratio("deadline") > 20.0 && ratio("cfq-v1") > 20.0);
     // 3 schedulers × 3 thread counts × 4 phases.
     assert_eq!(v["tiobench"].as_array().unwrap().len(), 36);
+}
+
+/// The main job itself, at seed 1: every claim but 3 holds (sequential writes with 8192
+/// slots run at 98 % of the platter rate where the seed's drive managed 85 %; see the
+/// issue note). About a minute in a debug build.
+#[test]
+fn repro_full_claims() {
+    let o = iosched(&["repro", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["quick"], false);
+    let claims = v["claims"].as_array().unwrap();
+    for id in [1, 2, 4, 5, 6, 7] {
+        let c = claims.iter().find(|c| c["id"] == id).unwrap();
+        assert_eq!(c["pass"], true, "claim {id} failed: {}", c["figures"]);
+    }
 }
 
 #[test]
@@ -142,4 +159,19 @@ fn disk_commands() {
     for k in ["drive", "measured_mean_ms", "sim_mean_ms", "demerit_ms", "demerit_pct", "disksim_demerit_ms"] {
         assert!(d.get(k).is_some(), "no `{k}`");
     }
+}
+
+#[test]
+fn mapped_flag_is_checked_and_shown() {
+    // Shown in the machine line so a run can be repeated.
+    let o = iosched(&["tiobench", "--sched", "deadline", "--threads", "2", "--size", "64M", "--mapped", "2M"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("256 MiB, 2 MiB mapped,"), "{}", stdout(&o));
+    // More than half the page cache is refused, not clamped.
+    let o = iosched(&["tiobench", "--mapped", "200M"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("mapped memory 200 MiB is out of range"), "{}", stderr(&o));
+    let o = iosched(&["tiobench", "--mapped", "8Q"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--mapped: bad size `8Q`"), "{}", stderr(&o));
 }
