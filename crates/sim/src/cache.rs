@@ -22,11 +22,11 @@
 //!   moves an inactive referenced page to the active list on the second; reclaim scans
 //!   the inactive tail only (unmapped page-cache pages are freed whether referenced or
 //!   not; a dirty page passed over loses `PG_referenced`, as `page_referenced` clears it);
-//!   and `shrink_zone` refills the inactive list from the active tail, modelled as direct
-//!   reclaim's 32-page calls: per 32 pages reclaimed, `32·active / ((inactive | 1)·2) + 1`
-//!   is added to a counter, and while it is above 32, 32 pages move
-//!   (`refill_inactive_zone`, to the inactive head, keeping `PG_referenced`, so one more
-//!   access re-activates them). kswapd's larger calls are not modelled. Pages touched
+//!   and each `shrink_zone` call refills the inactive list from the active tail: it adds
+//!   `nr_pages·active / ((inactive | 1)·2) + 1` to a counter (`nr_pages` is what the call
+//!   must free: 32 for direct reclaim, hundreds for kswapd) and, above 32, moves up to 128
+//!   pages (`refill_inactive_zone`, to the inactive head, keeping `PG_referenced`, so one
+//!   more access re-activates them; mapped pages in use stay active). kswapd's larger calls are not modelled. Pages touched
 //!   over and over — the indirect and inode blocks a writer maps every block through, a
 //!   file read twice — so outlive a stream of pages used once.
 
@@ -60,7 +60,8 @@ pub struct Page {
     /// completes the page moves to the cold end to be freed next
     /// (`rotate_reclaimable_page`).
     reclaim: bool,
-    /// Mapped into a process that keeps using it: on the active list for good.
+    /// Mapped by a program that keeps using it (its ptes are young at every check): on
+    /// the active list for good.
     mapped: bool,
 }
 
@@ -281,16 +282,15 @@ impl PageCache {
                 break;
             }
             self.lru_remove(p);
-            // refill_inactive_zone keeps a mapped page active: referenced (its ptes are
-            // young), or not reclaiming mapped memory (`reclaim_mapped` needs distress
-            // this model never reaches).
+            // refill_inactive_zone keeps a mapped page whose ptes are young active, at any
+            // priority; the mapped pages modelled are the ones in use, so always young.
             self.pages[p as usize].active = self.pages[p as usize].mapped;
             self.lru_push_head(p);
         }
     }
 
     /// Put `n` pages of `file` in the cache as pages programs have mapped and keep using
-    /// (their text and libraries): up to date, active, never reclaimed. They take room
+    /// (the code and data they run): up to date, active, never reclaimed. They take room
     /// and, on the two lists, count in the active list's length that sets the refill rate.
     pub fn add_mapped(&mut self, file: u32, n: u64) {
         for i in 0..n.min(self.capacity) {
@@ -391,9 +391,10 @@ impl PageCache {
     pub fn shrink_zone(&mut self, nr_pages: u64, max_scan: u64, may_write: bool, paged_out: &mut Vec<PageId>) -> u64 {
         debug_assert!(self.two_lists);
         self.refill += nr_pages * self.lens[1] / ((self.lens[0] | 1) * 2) + 1;
-        while self.refill > 32 {
-            self.refill -= 32;
-            self.refill_inactive(32);
+        if self.refill > 32 {
+            let count = self.refill.min(128);
+            self.refill -= count;
+            self.refill_inactive(count);
         }
         let mut freed = 0;
         let mut scanned = 0;

@@ -1260,17 +1260,33 @@ impl Sim {
             self.tasks[t.0 as usize].direct_reclaim = None;
             return self.cache.try_add(file, index, uptodate);
         }
+        // Metadata comes through __getblk, a GFP_NOFS allocation: reclaim may not call
+        // into the filesystem (no writeback) and gives up after one pass.
+        let nofs = file == META;
         let (priority, so_far) = self.tasks[t.0 as usize].direct_reclaim.take().unwrap_or((DEF_PRIORITY, 0));
-        let may_write = self.tasks[t.0 as usize].op_kind == "write" || !self.write_congested;
+        let may_write = !nofs && (self.tasks[t.0 as usize].op_kind == "write" || !self.write_congested);
         let max_scan = (self.cache.nr_inactive() >> priority).max(2 * SWAP_CLUSTER_MAX);
         let mut out = Vec::new();
         let freed = self.cache.shrink_zone(SWAP_CLUSTER_MAX, max_scan, may_write, &mut out);
         self.submit_pageout(t, out);
-        if so_far + freed >= SWAP_CLUSTER_MAX || priority == 0 {
+        let total = so_far + freed;
+        if nofs {
             return self.cache.try_add(file, index, uptodate);
         }
+        if total >= SWAP_CLUSTER_MAX || priority == 0 {
+            // try_to_free_pages is done; __alloc_pages tries the zone again against
+            // pages_min and, failing, naps (blk_congestion_wait, HZ/50) and reclaims anew.
+            if self.cache.free() > pages_min {
+                return self.cache.try_add(file, index, uptodate);
+            }
+            self.tasks[t.0 as usize].reclaim_wait = true;
+            return None;
+        }
+        // A pass that freed too little wakes pdflush for what it scanned
+        // (wakeup_bdflush) and naps before the next priority.
+        self.wakeup_bdflush(max_scan);
         let task = &mut self.tasks[t.0 as usize];
-        task.direct_reclaim = Some((priority - 1, so_far + freed));
+        task.direct_reclaim = Some((priority - 1, total));
         task.reclaim_wait = true;
         None
     }
@@ -1322,32 +1338,27 @@ impl Sim {
         }
     }
 
-    /// kswapd (2.5.6x `balance_pgdat`), one priority pass per step: while fewer than
-    /// `pages_high` pages are free, `shrink_zone` for the difference, scanning at least
-    /// twice that; it writes dirty pages only to an uncongested queue. A pass that leaves
-    /// the zone short ends in `blk_congestion_wait` before the next, lower priority; after
-    /// the last (or once balanced) kswapd sleeps until an allocation wakes it.
+    /// kswapd (2.5.6x `balance_pgdat`), one priority pass per step, priorities 12 down to
+    /// 1: a pass that finds fewer than `pages_high` pages free calls `shrink_zone` for the
+    /// difference, scanning at least twice that, writing back the dirty pages it meets
+    /// whatever the queue's state (`may_write_to_queue` lets kswapd block on a full
+    /// queue), and then naps in `blk_congestion_wait` (up to 100 ms) before the next
+    /// pass; a pass that finds the zone balanced, or the end of the priorities, sends
+    /// kswapd back to sleep until an allocation wakes it.
     fn step_kswapd(&mut self, t: TaskId, priority: u32) -> Cont {
         let Reclaim::Kswapd25 { pages_high, .. } = self.cfg.host.reclaim else {
             unreachable!("kswapd runs only with Reclaim::Kswapd25")
         };
-        let sleep = |s: &mut Self| {
-            s.tasks[t.0 as usize].block_after = Some(Block::Sleep { token: 0 });
-            Cont::Kswapd { priority: DEF_PRIORITY }
-        };
         let free = self.cache.free();
-        if free >= pages_high {
-            return sleep(self);
+        if free >= pages_high || priority == 0 {
+            self.tasks[t.0 as usize].block_after = Some(Block::Sleep { token: 0 });
+            return Cont::Kswapd { priority: DEF_PRIORITY };
         }
         let to_reclaim = pages_high - free;
         let max_scan = (self.cache.nr_inactive() >> priority).max(2 * to_reclaim);
-        let may_write = !self.write_congested;
         let mut out = Vec::new();
-        self.cache.shrink_zone(to_reclaim, max_scan, may_write, &mut out);
+        self.cache.shrink_zone(to_reclaim, max_scan, true, &mut out);
         self.submit_pageout(t, out);
-        if self.cache.free() >= pages_high || priority == 0 {
-            return sleep(self);
-        }
         let token = self.token();
         self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
         Cont::Kswapd { priority: priority - 1 }
@@ -1697,23 +1708,33 @@ impl Sim {
     }
 
     fn start_background_writeout(&mut self) {
+        self.background_writeout(0);
+    }
+
+    /// `wakeup_bdflush(nr_pages)`: background writeback of at least `min_pages` pages,
+    /// below the background threshold too (direct reclaim asks for what it scanned).
+    fn wakeup_bdflush(&mut self, min_pages: u64) {
+        self.background_writeout(min_pages as i64);
+    }
+
+    fn background_writeout(&mut self, min_pages: i64) {
         if self.background_running {
             return;
         }
-        if self.pdflush_operation(PdKind::Background) {
+        if self.pdflush_operation(PdKind::Background, min_pages) {
             self.background_running = true;
         }
     }
 
     /// `pdflush_operation`: give `kind` of work to an idle pdflush thread, if there is one.
-    fn pdflush_operation(&mut self, kind: PdKind) -> bool {
+    fn pdflush_operation(&mut self, kind: PdKind, budget: i64) -> bool {
         let idle = self
             .pdflush
             .iter()
             .copied()
             .find(|&p| matches!(self.tasks[p.0 as usize].state, State::Blocked(Block::Sleep { .. })));
         let Some(p) = idle else { return false };
-        self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState { kind, phase: 0, budget: 0 });
+        self.tasks[p.0 as usize].cont = Cont::Pdflush(PdState { kind, phase: 0, budget });
         self.make_runnable(p);
         true
     }
@@ -1962,7 +1983,9 @@ impl Sim {
                     return self.pdflush_idle(t, p.kind);
                 }
                 self.bdi_writeback = true;
-                if p.kind == PdKind::Background && self.cache.nr_dirty < bg {
+                // background_writeout(min_pages): on while above the background
+                // threshold or short of the pages it was asked for.
+                if p.kind == PdKind::Background && self.cache.nr_dirty < bg && p.budget <= 0 {
                     return self.pdflush_idle(t, p.kind);
                 }
                 if p.kind == PdKind::Kupdate {
@@ -1976,10 +1999,13 @@ impl Sim {
             (_, 2) => {
                 let (written, congested) = self.tasks[t.0 as usize].wb_result();
                 self.bdi_writeback = false;
-                p.budget -= MAX_WRITEBACK_PAGES;
+                p.budget -= match p.kind {
+                    PdKind::Background => written,
+                    PdKind::Kupdate => MAX_WRITEBACK_PAGES,
+                };
                 let wrote_less = written < MAX_WRITEBACK_PAGES;
                 let more = match p.kind {
-                    PdKind::Background => self.cache.nr_dirty >= bg,
+                    PdKind::Background => self.cache.nr_dirty >= bg || p.budget > 0,
                     PdKind::Kupdate => p.budget > 0,
                 };
                 if wrote_less {
@@ -2024,7 +2050,7 @@ impl Sim {
     fn kupdate(&mut self) {
         let wi = self.cfg.host.writeback_interval;
         self.engine.schedule(self.now + wi, Ev::Kupdate);
-        self.pdflush_operation(PdKind::Kupdate);
+        self.pdflush_operation(PdKind::Kupdate, 0);
     }
 
     // ---------------------------------------------------------------------------------

@@ -43,12 +43,16 @@ pub struct HostProfile {
     pub lru: Lru,
     /// Who frees page-cache pages, and how.
     pub reclaim: Reclaim,
-    /// Page-cache memory that running programs have mapped and keep using (their text,
-    /// libraries, data files): part of the cache, never reclaimed. On the 2.5 lists these
-    /// pages sit on the active list for good (`refill_inactive_zone` keeps mapped pages
-    /// active), which sets how fast the unmapped active pages are deactivated: with none,
-    /// an indirect block a writer stopped using is dropped after a fraction of a cache's
-    /// worth of streaming; with a few MB, after about two (see `docs/simulator.md`).
+    /// Page-cache memory that running programs have mapped and keep using — the code and
+    /// data they touch between two reclaim passes, so its ptes are always found young:
+    /// part of the cache, never reclaimed. On the 2.5 lists these pages stay on the active
+    /// list for good (`refill_inactive_zone` returns a referenced mapped page to it),
+    /// which sets how fast the unmapped active pages are deactivated: with none, an
+    /// indirect block a writer stopped using is dropped a cache's worth of streaming
+    /// later; with a few MB, after about two (see `docs/simulator.md`). Mapped pages
+    /// nobody touches are not modelled (2.5.64 deactivates them when kswapd's priority
+    /// falls to 1, `swap_tendency` ≥ 100, and they are then reclaimed): count them in the
+    /// reserve.
     pub mapped_bytes: u64,
 }
 
@@ -123,9 +127,10 @@ impl HostProfile {
             write_marks_accessed: false,
             lru: Lru::ActiveInactive25,
             reclaim: Reclaim::linux25(mem_bytes),
-            // A console system running the benchmark: init, getty, syslogd, cron, sshd,
-            // bash, perl (tiobench.pl), tiotest and their libraries — an estimate; the
-            // seed reports give no figure (results with 0–16 MiB in docs/workloads.md).
+            // An estimate for a 2003 X11 desktop at work (the tiobench report was mailed
+            // from Mozilla on X11; the X server, window manager, terminal and the
+            // benchmark's own code in use); the seed reports give no figure. Results with
+            // 0–16 MiB in docs/workloads.md: claim 4 of #4 needs 2 MiB or more.
             mapped_bytes: 8 << 20,
         }
     }
