@@ -237,9 +237,11 @@ enum Block {
     Io,
     /// Until the file has no page dirty or under writeback.
     Fsync(u32),
-    /// `congestion_wait`: until write congestion clears or the timer.
+    /// `blk_congestion_wait`: until a write request is freed below the congestion-off
+    /// threshold, or `timeout`.
     Congestion {
         token: u64,
+        timeout: Duration,
     },
     Sleep {
         token: u64,
@@ -388,9 +390,9 @@ struct Task {
     wb: (i64, bool),
     /// Direct reclaim in progress: (next priority, pages freed so far).
     direct_reclaim: Option<(u32, u64)>,
-    /// The last allocation failed after a direct-reclaim pass: wait as
-    /// `blk_congestion_wait` does.
-    reclaim_wait: bool,
+    /// The last allocation failed after a direct-reclaim pass: nap this long in
+    /// `blk_congestion_wait` before retrying.
+    reclaim_wait: Option<Duration>,
     /// Part of `debt` that is user time (Think).
     user_debt: Duration,
     /// O(1) scheduler sleep credit: grows while blocked, drains while on a CPU.
@@ -555,6 +557,8 @@ const MAX_WRITEBACK_PAGES: i64 = 1024;
 const SWAP_CLUSTER_MAX: u64 = 32;
 /// `DEF_PRIORITY`: reclaim scans `inactive >> priority` pages, from 12 down to 0.
 const DEF_PRIORITY: u32 = 12;
+/// `HZ/10`, the usual `blk_congestion_wait`.
+const HZ_10: Duration = Duration::from_millis(100);
 
 impl Sim {
     pub fn new(cfg: SimConfig, device: Box<dyn Device>) -> Self {
@@ -671,7 +675,7 @@ impl Sim {
             pdflush,
             wb: (0, false),
             direct_reclaim: None,
-            reclaim_wait: false,
+            reclaim_wait: None,
             user_debt: Duration::ZERO,
             sleep_avg: Duration::ZERO,
             dprio: 5,
@@ -834,9 +838,9 @@ impl Sim {
         match why {
             Block::Page(p) => self.page_waiters.entry(p).or_default().push(t),
             Block::Fsync(f) => self.fsync_waiters.entry(f).or_default().push(t),
-            Block::Congestion { token } => {
+            Block::Congestion { token, timeout } => {
                 self.congestion_waiters.push(t);
-                self.engine.schedule(self.now + Duration::from_millis(100), Ev::Timer { task: t, token });
+                self.engine.schedule(self.now + timeout, Ev::Timer { task: t, token });
             }
             Block::Sleep { .. } | Block::Memory { .. } => {}
             Block::Counter { .. } => self.counter_waiters.push(t),
@@ -1191,9 +1195,9 @@ impl Sim {
 
     fn wait_memory(&mut self, t: TaskId, cont: Cont) -> Cont {
         let token = self.token();
-        if std::mem::take(&mut self.tasks[t.0 as usize].reclaim_wait) {
-            // Direct reclaim freed too little: blk_congestion_wait(WRITE, HZ/10).
-            self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+        if let Some(timeout) = self.tasks[t.0 as usize].reclaim_wait.take() {
+            // Direct reclaim freed too little: blk_congestion_wait.
+            self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token, timeout });
             return cont;
         }
         self.memory_waiters.push(t);
@@ -1251,7 +1255,7 @@ impl Sim {
         let Reclaim::Kswapd25 { pages_min, pages_low, .. } = self.cfg.host.reclaim else {
             return self.cache.add(file, index, uptodate);
         };
-        self.tasks[t.0 as usize].reclaim_wait = false;
+        self.tasks[t.0 as usize].reclaim_wait = None;
         let free = self.cache.free();
         if free <= pages_low {
             self.wake_kswapd();
@@ -1275,11 +1279,12 @@ impl Sim {
         }
         if total >= SWAP_CLUSTER_MAX || priority == 0 {
             // try_to_free_pages is done; __alloc_pages tries the zone again against
-            // pages_min and, failing, naps (blk_congestion_wait, HZ/50) and reclaims anew.
+            // pages_min and, failing, naps (blk_congestion_wait, HZ/50 = 20 ms) and
+            // reclaims anew.
             if self.cache.free() > pages_min {
                 return self.cache.try_add(file, index, uptodate);
             }
-            self.tasks[t.0 as usize].reclaim_wait = true;
+            self.tasks[t.0 as usize].reclaim_wait = Some(Duration::from_millis(20));
             return None;
         }
         // A pass that freed too little wakes pdflush for what it scanned
@@ -1287,7 +1292,7 @@ impl Sim {
         self.wakeup_bdflush(max_scan);
         let task = &mut self.tasks[t.0 as usize];
         task.direct_reclaim = Some((priority - 1, total));
-        task.reclaim_wait = true;
+        task.reclaim_wait = Some(HZ_10);
         None
     }
 
@@ -1360,7 +1365,7 @@ impl Sim {
         self.cache.shrink_zone(to_reclaim, max_scan, true, &mut out);
         self.submit_pageout(t, out);
         let token = self.token();
-        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token, timeout: HZ_10 });
         Cont::Kswapd { priority: priority - 1 }
     }
 
@@ -1671,7 +1676,7 @@ impl Sim {
                 }
                 b.phase = 2;
                 let token = self.token();
-                self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+                self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token, timeout: HZ_10 });
                 Cont::Balance(b)
             }
             1 => {
@@ -1686,7 +1691,7 @@ impl Sim {
                 }
                 b.phase = 2;
                 let token = self.token();
-                self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+                self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token, timeout: HZ_10 });
                 Cont::Balance(b)
             }
             _ => {
@@ -2013,13 +2018,13 @@ impl Sim {
                         // congestion_wait, then go on.
                         p.phase = 3;
                         let token = self.token();
-                        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+                        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token, timeout: HZ_10 });
                         return Cont::Pdflush(p);
                     }
                     if p.kind == PdKind::Background {
                         let token = self.token();
                         p.phase = 4;
-                        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token });
+                        self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token, timeout: HZ_10 });
                         return Cont::Pdflush(p);
                     }
                     return self.pdflush_idle(t, p.kind);
@@ -2151,7 +2156,7 @@ impl Sim {
         let task = &self.tasks[t.0 as usize];
         let matches = match &task.state {
             State::Blocked(Block::Sleep { token: tk })
-            | State::Blocked(Block::Congestion { token: tk })
+            | State::Blocked(Block::Congestion { token: tk, .. })
             | State::Blocked(Block::Memory { token: tk }) => *tk == token,
             _ => false,
         };
