@@ -26,7 +26,7 @@
 //!   `nr_pages·active / ((inactive | 1)·2) + 1` to a counter (`nr_pages` is what the call
 //!   must free: 32 for direct reclaim, hundreds for kswapd) and, above 32, moves up to 128
 //!   pages (`refill_inactive_zone`, to the inactive head, keeping `PG_referenced`, so one
-//!   more access re-activates them; mapped pages in use stay active). kswapd's larger calls are not modelled. Pages touched
+//!   more access re-activates them; mapped pages in use stay active). Pages touched
 //!   over and over — the indirect and inode blocks a writer maps every block through, a
 //!   file read twice — so outlive a stream of pages used once.
 
@@ -378,16 +378,16 @@ impl PageCache {
         (self.used() < self.capacity).then(|| self.insert(file, index, uptodate))
     }
 
-    /// One call of 2.5.6x `shrink_zone` asked to free `nr_pages` (`mm/vmscan.c`): first the
-    /// refill accounting — `nr_pages·active / ((inactive | 1)·2) + 1` added to
-    /// `refill_counter`, and while it is above 32, 32 pages move from the active tail to
-    /// the inactive head — then `shrink_cache` scans at most `max_scan` pages from the
-    /// inactive tail, freeing clean ones until `nr_pages` are free. A page it cannot free
-    /// goes back to the inactive head; a dirty one first loses `PG_referenced`
-    /// (`page_referenced`), and if `may_write` it is paged out (`pageout`: the caller
-    /// submits the write of each page listed in `paged_out`; `PG_reclaim` is set so the
-    /// page is freed soon after its write ends). Returns the pages freed. Needs the two
-    /// lists.
+    /// One call of 2.5.6x `shrink_zone` asked to free `nr_pages` (`mm/vmscan.c`). First
+    /// the refill accounting: `nr_pages·active / ((inactive | 1)·2) + 1` is added to
+    /// `refill_counter`, and once it is above 32, up to 128 pages (that much is taken off
+    /// the counter) move from the active tail to the inactive head. Then `shrink_cache`
+    /// scans at most `max_scan` pages from the inactive tail, freeing clean ones until
+    /// `nr_pages` are free. A page it cannot free goes back to the inactive head; a dirty
+    /// one first loses `PG_referenced` (`page_referenced`), and if `may_write` it is
+    /// written back (`writepage`: the caller submits the write of each page listed in
+    /// `paged_out`; `PG_reclaim` is set so the page is freed soon after its write ends).
+    /// Returns the pages freed. Needs the two lists.
     pub fn shrink_zone(&mut self, nr_pages: u64, max_scan: u64, may_write: bool, paged_out: &mut Vec<PageId>) -> u64 {
         debug_assert!(self.two_lists);
         self.refill += nr_pages * self.lens[1] / ((self.lens[0] | 1) * 2) + 1;

@@ -563,11 +563,10 @@ const HZ_10: Duration = Duration::from_millis(100);
 impl Sim {
     pub fn new(cfg: SimConfig, device: Box<dyn Device>) -> Self {
         let fs = Fs::for_device(device.capacity_sectors());
-        let cache = match cfg.host.lru {
+        let mut cache = match cfg.host.lru {
             crate::profile::Lru::Single => PageCache::new(cfg.host.cache_pages()),
             crate::profile::Lru::ActiveInactive25 => PageCache::with_active_list(cfg.host.cache_pages()),
         };
-        let mut cache = cache;
         cache.add_mapped(MAPPED, cfg.host.mapped_bytes / 4096);
         let ncpu = cfg.cpu.cpus as usize;
         let trace = cfg.trace.then(Vec::new);
