@@ -23,7 +23,7 @@ pub struct MachineArgs {
     /// Host profile: linux-2.5 (2.5 read-ahead and request pool, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool).
     #[arg(long)]
     pub host: Option<String>,
-    /// Page-cache memory the machine's programs have mapped (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
+    /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
     #[arg(long)]
     pub mapped: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.
