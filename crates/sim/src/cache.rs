@@ -24,8 +24,8 @@
 //!   not; a dirty page passed over loses `PG_referenced`, as `page_referenced` clears it);
 //!   and each `shrink_zone` call refills the inactive list from the active tail: it adds
 //!   `nr_pages·active / ((inactive | 1)·2) + 1` to a counter (`nr_pages` is what the call
-//!   must free: 32 for direct reclaim, hundreds for kswapd) and, above 32, moves up to 128
-//!   pages (`refill_inactive_zone`, to the inactive head, keeping `PG_referenced`, so one
+//!   must free: 32 for direct reclaim, hundreds for kswapd) and, above 32, resets it and
+//!   moves up to 128 pages (`refill_inactive_zone`, to the inactive head, keeping `PG_referenced`, so one
 //!   more access re-activates them; mapped pages in use stay active). Pages touched
 //!   over and over — the indirect and inode blocks a writer maps every block through, a
 //!   file read twice — so outlive a stream of pages used once.
@@ -380,8 +380,8 @@ impl PageCache {
 
     /// One call of 2.5.6x `shrink_zone` asked to free `nr_pages` (`mm/vmscan.c`). First
     /// the refill accounting: `nr_pages·active / ((inactive | 1)·2) + 1` is added to
-    /// `refill_counter`, and once it is above 32, up to 128 pages (that much is taken off
-    /// the counter) move from the active tail to the inactive head. Then `shrink_cache`
+    /// `refill_counter`, and once it is above 32, up to 128 pages move from the active tail
+    /// to the inactive head and the counter is reset. Then `shrink_cache`
     /// scans at most `max_scan` pages from the inactive tail, freeing clean ones until
     /// `nr_pages` are free. A page it cannot free goes back to the inactive head; a dirty
     /// one first loses `PG_referenced` (`page_referenced`), and if `may_write` it is
@@ -392,19 +392,22 @@ impl PageCache {
         debug_assert!(self.two_lists);
         self.refill += nr_pages * self.lens[1] / ((self.lens[0] | 1) * 2) + 1;
         if self.refill > 32 {
+            // "Don't try to bring down too many pages in one attempt": at most 128, and
+            // the counter starts again from zero.
             let count = self.refill.min(128);
-            self.refill -= count;
+            self.refill = 0;
             self.refill_inactive(count);
         }
         let mut freed = 0;
         let mut scanned = 0;
         while freed < nr_pages && scanned < max_scan {
             if self.tails[0] == NIL {
-                // Nothing inactive: what a deeper scan would deactivate.
-                if self.lens[1] == 0 {
+                // Nothing inactive: what a deeper scan would deactivate (mapped pages in
+                // use stay active, so this may find nothing).
+                self.refill_inactive(32.min(self.lens[1]));
+                if self.tails[0] == NIL {
                     break;
                 }
-                self.refill_inactive(32);
             }
             let p = self.tails[0];
             scanned += 1;
@@ -577,7 +580,14 @@ impl PageCache {
         for p in ids {
             let pg = self.pages[p as usize].clone();
             if pg.locked || pg.writeback {
-                continue; // in flight: left to complete
+                // In flight: left to complete. Truncation cancels a redirtied page's dirty
+                // state (the file's dirty list goes below), so its write-back end leaves
+                // it clean rather than dirty and on no inode's list.
+                if pg.writeback && pg.dirty {
+                    self.pages[p as usize].dirty = false;
+                    self.nr_dirty -= 1;
+                }
+                continue;
             }
             if pg.dirty {
                 self.nr_dirty -= 1;
@@ -666,10 +676,11 @@ mod tests {
         assert_eq!(out, vec![cold]);
         assert!(c.page(cold).writeback && !c.page(cold).dirty && c.contains(1, 0));
         assert_eq!((c.nr_dirty, c.nr_writeback), (0, 1));
-        // Under writeback: passed over, never written twice.
+        // Under writeback: passed over — scanned here, since more pages are asked for
+        // than are clean — and never written twice.
         out.clear();
-        c.shrink_zone(1, 10, true, &mut out);
-        assert!(out.is_empty() && c.contains(1, 0));
+        assert_eq!(c.shrink_zone(20, 20, true, &mut out), 8);
+        assert!(out.is_empty() && c.contains(1, 0) && c.page(cold).writeback);
     }
 
     #[test]
@@ -708,8 +719,8 @@ mod tests {
     #[test]
     fn mapped_pages_stay_active_and_slow_the_deactivation_of_the_rest() {
         // Without mapped pages the one active page is deactivated 33 calls after the cache
-        // fills and streamed out an inactive list later (5,007 pages in); with 500 mapped
-        // pages it first moves down a 501-page active list (gone 5,691 pages in).
+        // fills and streamed out an inactive list later (about 5,000 pages in); with 500
+        // mapped pages it first moves down a 501-page active list (about 5,600 pages in).
         assert!(!active_page_survives(0, 32, 5300));
         assert!(active_page_survives(500, 32, 5300));
         let mut c = PageCache::with_active_list(100);
@@ -722,6 +733,37 @@ mod tests {
             c.try_add(2, i, true).unwrap();
         }
         assert!((0..10).all(|i| c.contains(MAPPED, i)), "mapped pages are never reclaimed");
+    }
+
+    #[test]
+    fn truncating_a_file_under_writeback_leaves_no_orphan_dirty_page() {
+        let mut c = two_lists_with(4, 4);
+        let p = c.get(1, 0).unwrap();
+        c.set_dirty(p, Instant::ZERO);
+        c.start_writeback(p);
+        c.set_dirty(p, Instant::ZERO); // written again while its write is in flight
+        c.drop_file(1);
+        assert_eq!(c.nr_dirty, 0);
+        c.end_writeback(p);
+        // Reclaim can now free it like any clean page (it used to find a dirty page of an
+        // inode with no dirty list, and start_writeback panicked).
+        assert_eq!(c.shrink_zone(4, 4, true, &mut Vec::new()), 1);
+    }
+
+    #[test]
+    fn shrink_zone_with_only_mapped_pages_active_and_nothing_inactive_stops() {
+        // 300 mapped pages at the active tail, 100 activated file pages ahead of them.
+        let mut c = PageCache::with_active_list(400);
+        c.add_mapped(MAPPED, 300);
+        for i in 0..100 {
+            c.try_add(1, i, true).unwrap();
+            c.lookup(1, i);
+            c.lookup(1, i);
+        }
+        assert_eq!(c.nr_inactive(), 0);
+        // The refills (128, then 32) meet only mapped pages, which stay active: nothing
+        // becomes inactive, nothing is freed, and the scan stops.
+        assert_eq!(c.shrink_zone(32, 64, false, &mut Vec::new()), 0);
     }
 
     #[test]

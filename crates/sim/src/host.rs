@@ -470,6 +470,12 @@ pub struct SimStats {
     pub vmstat: Vec<VmstatLine>,
     /// Device busy time (some request in flight).
     pub device_busy: Duration,
+    /// Pages kswapd freed, and pages tasks freed in direct reclaim (`Reclaim::Kswapd25`).
+    pub kswapd_freed: u64,
+    pub direct_freed: u64,
+    /// Pages reclaim wrote back (`writepage` from `shrink_list`), by kswapd and by tasks.
+    pub kswapd_paged_out: u64,
+    pub direct_paged_out: u64,
 }
 
 /// Settings of a simulation run.
@@ -567,7 +573,18 @@ impl Sim {
             crate::profile::Lru::Single => PageCache::new(cfg.host.cache_pages()),
             crate::profile::Lru::ActiveInactive25 => PageCache::with_active_list(cfg.host.cache_pages()),
         };
-        cache.add_mapped(MAPPED, cfg.host.mapped_bytes / 4096);
+        let mapped = cfg.host.mapped_bytes / 4096;
+        let keep_free = match cfg.host.reclaim {
+            Reclaim::Kswapd25 { pages_high, .. } => pages_high,
+            Reclaim::OnDemand => 0,
+        };
+        assert!(
+            mapped + keep_free < cache.capacity(),
+            "{} MiB of mapped pages leave no room in a {} MiB page cache",
+            cfg.host.mapped_bytes >> 20,
+            (cache.capacity() * 4096) >> 20
+        );
+        cache.add_mapped(MAPPED, mapped);
         let ncpu = cfg.cpu.cpus as usize;
         let trace = cfg.trace.then(Vec::new);
         let mut s = Sim {
@@ -1271,15 +1288,14 @@ impl Sim {
         let max_scan = (self.cache.nr_inactive() >> priority).max(2 * SWAP_CLUSTER_MAX);
         let mut out = Vec::new();
         let freed = self.cache.shrink_zone(SWAP_CLUSTER_MAX, max_scan, may_write, &mut out);
+        self.stats.direct_freed += freed;
+        self.stats.direct_paged_out += out.len() as u64;
         self.submit_pageout(t, out);
         let total = so_far + freed;
-        if nofs {
-            return self.cache.try_add(file, index, uptodate);
-        }
-        if total >= SWAP_CLUSTER_MAX || priority == 0 {
-            // try_to_free_pages is done; __alloc_pages tries the zone again against
-            // pages_min and, failing, naps (blk_congestion_wait, HZ/50 = 20 ms) and
-            // reclaims anew.
+        if total >= SWAP_CLUSTER_MAX || priority == 0 || nofs {
+            // try_to_free_pages is done (a GFP_NOFS one after a single pass);
+            // __alloc_pages tries the zone again against pages_min and, failing, naps
+            // (blk_congestion_wait, HZ/50 = 20 ms) and reclaims anew.
             if self.cache.free() > pages_min {
                 return self.cache.try_add(file, index, uptodate);
             }
@@ -1295,13 +1311,28 @@ impl Sim {
         None
     }
 
-    /// A page for metadata being dirtied (no read): allocated without reclaiming.
+    /// Read-ahead gives up on a page it could not allocate; the read that follows
+    /// allocates (and, if it must, reclaims and naps) for itself, from the top.
+    fn forget_reclaim(&mut self, t: TaskId) {
+        let task = &mut self.tasks[t.0 as usize];
+        task.reclaim_wait = None;
+        task.direct_reclaim = None;
+    }
+
+    /// A page for metadata being dirtied inside an operation that cannot wait here (a new
+    /// indirect block, a bitmap, an inode block): a free page if there is one, else one
+    /// `GFP_NOFS` reclaim pass for it. `None` (nothing clean anywhere) leaves the block
+    /// undirtied.
     fn cache_add_nowait(&mut self, file: u32, index: u64) -> Option<PageId> {
         let Reclaim::Kswapd25 { pages_low, .. } = self.cfg.host.reclaim else {
             return self.cache.add(file, index, true);
         };
         if self.cache.free() <= pages_low {
             self.wake_kswapd();
+        }
+        if self.cache.free() == 0 {
+            let max_scan = self.cache.nr_inactive().max(2 * SWAP_CLUSTER_MAX);
+            self.stats.direct_freed += self.cache.shrink_zone(SWAP_CLUSTER_MAX, max_scan, false, &mut Vec::new());
         }
         self.cache.try_add(file, index, true)
     }
@@ -1361,7 +1392,8 @@ impl Sim {
         let to_reclaim = pages_high - free;
         let max_scan = (self.cache.nr_inactive() >> priority).max(2 * to_reclaim);
         let mut out = Vec::new();
-        self.cache.shrink_zone(to_reclaim, max_scan, true, &mut out);
+        self.stats.kswapd_freed += self.cache.shrink_zone(to_reclaim, max_scan, true, &mut out);
+        self.stats.kswapd_paged_out += out.len() as u64;
         self.submit_pageout(t, out);
         let token = self.token();
         self.tasks[t.0 as usize].block_after = Some(Block::Congestion { token, timeout: HZ_10 });
@@ -1505,12 +1537,16 @@ impl Sim {
             {
                 self.flush_ra_run(t, &mut run, run_start_block);
                 last_block = None;
-                if let Some(p) = self.cache_add(t, META, ib, false) {
-                    self.charge(t, self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit);
-                    self.read_block(t, ib, p, true);
+                match self.cache_add(t, META, ib, false) {
+                    Some(p) => {
+                        self.charge(t, self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit);
+                        self.read_block(t, ib, p, true);
+                    }
+                    None => self.forget_reclaim(t),
                 }
             }
             let Some(p) = self.cache_add(t, file.0, index, false) else {
+                self.forget_reclaim(t);
                 break;
             };
             started += 1;

@@ -64,12 +64,13 @@ pub enum Reclaim {
     OnDemand,
     /// 2.5.6x (`mm/page_alloc.c`, `mm/vmscan.c`): the zone keeps `pages_min` / `pages_low`
     /// / `pages_high` free pages. An allocation below `pages_low` wakes kswapd, which
-    /// reclaims up to `pages_high`; one below `pages_min` reclaims itself (32 pages a
-    /// pass, `blk_congestion_wait` between passes). Reclaim writes back the dirty pages it
-    /// meets (`pageout`) when the queue is not write-congested — and a task in `write()`
-    /// always — and passes over pages under writeback. The refill of the inactive list is
-    /// counted per `shrink_zone` call, so kswapd's large calls deactivate active pages
-    /// more slowly per page freed than direct reclaim's 32-page calls. Needs
+    /// reclaims up to `pages_high` over falling priorities, napping after each pass; one
+    /// below `pages_min` reclaims itself (32 pages a pass, `blk_congestion_wait` between
+    /// passes). Reclaim writes back the dirty pages it meets — kswapd and a task in
+    /// `write()` whatever the queue's state, other tasks only to a queue that is not
+    /// write-congested — and passes over pages under writeback. The refill of the inactive
+    /// list is counted per `shrink_zone` call, so kswapd's large calls deactivate active
+    /// pages more slowly per page freed than direct reclaim's 32-page calls. Needs
     /// [`Lru::ActiveInactive25`].
     Kswapd25 { pages_min: u64, pages_low: u64, pages_high: u64 },
 }

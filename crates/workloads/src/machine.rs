@@ -38,7 +38,9 @@ impl Machine {
     /// prints so a run can be repeated.
     pub fn describe(&self) -> String {
         let mapped = match self.mapped_bytes {
-            Some(b) => format!(", {} MiB mapped", b >> 20),
+            Some(b) if b.is_multiple_of(1 << 20) => format!(", {} MiB mapped", b >> 20),
+            Some(b) if b.is_multiple_of(1 << 10) => format!(", {} KiB mapped", b >> 10),
+            Some(b) => format!(", {b} bytes mapped"),
             None => String::new(),
         };
         format!(
@@ -82,8 +84,9 @@ impl Machine {
         let cache = host.cache_pages() * 4096;
         if host.mapped_bytes > cache / 2 {
             return Err(format!(
-                "mapped memory {} MiB is out of range: at most half the page cache, {} MiB on {} MiB",
-                host.mapped_bytes >> 20,
+                "mapped memory (--mapped) {} bytes is out of range: 0..={} bytes ({} MiB, half the page cache of a {} MiB machine)",
+                host.mapped_bytes,
+                cache / 2,
                 (cache / 2) >> 20,
                 self.mem_bytes >> 20
             ));

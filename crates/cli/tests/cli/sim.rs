@@ -33,7 +33,7 @@ fn repro_quick_shape_points() {
 
 /// The main job itself, at seed 1: every claim but 3 holds (sequential writes with 8192
 /// slots run at 98 % of the platter rate where the seed's drive managed 85 %; see the
-/// issue note). About a minute in a debug build.
+/// issue note). Seconds, with the simulation crates optimised in test builds.
 #[test]
 fn repro_full_claims() {
     let o = iosched(&["repro", "--json"]);
@@ -167,10 +167,19 @@ fn mapped_flag_is_checked_and_shown() {
     let o = iosched(&["tiobench", "--sched", "deadline", "--threads", "2", "--size", "64M", "--mapped", "2M"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("256 MiB, 2 MiB mapped,"), "{}", stdout(&o));
-    // More than half the page cache is refused, not clamped.
+    let o = iosched(&["tiobench", "--sched", "deadline", "--threads", "2", "--size", "64M", "--mapped", "512k"]);
+    assert!(stdout(&o).contains("256 MiB, 512 KiB mapped,"), "{}", stdout(&o));
+    // More than half the page cache (226 MiB on 256 MiB) is refused, not clamped; half is
+    // the limit.
     let o = iosched(&["tiobench", "--mapped", "200M"]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("mapped memory 200 MiB is out of range"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("mapped memory (--mapped) 209715200 bytes is out of range: 0..=118489088 bytes (113 MiB"),
+        "{}",
+        stderr(&o)
+    );
+    let o = iosched(&["tiobench", "--sched", "deadline", "--threads", "2", "--size", "64M", "--mapped", "118489088"]);
+    assert!(o.status.success(), "{}", stderr(&o));
     let o = iosched(&["tiobench", "--mapped", "8Q"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--mapped: bad size `8Q`"), "{}", stderr(&o));

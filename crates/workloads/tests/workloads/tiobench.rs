@@ -50,8 +50,8 @@ fn a_file_set_larger_than_the_disk_is_an_error() {
 }
 
 /// Issue #4, claim 4, and the two mechanisms behind it, on a quarter-size 2003 machine
-/// (32 threads, 128 MiB of files, 64 MiB): random `write()` calls wait — seconds at worst —
-/// only with 128 request slots (kswapd and the writers themselves write back the dirty
+/// (32 threads, 128 MiB of files, 64 MiB): random `write()` calls wait — hundreds of
+/// milliseconds at worst — only with 128 request slots (kswapd and the writers themselves write back the dirty
 /// pages reclaim meets and sleep for a slot behind the other threads' fsyncs), and with
 /// 8192 slots never, as long as the indirect blocks are still cached, which the pages
 /// programs keep using see to; with none in use, AS-8192's writes read them back.
