@@ -87,8 +87,7 @@ pub struct PageCache {
     lens: [u64; 2],
     /// 2.5's active and inactive lists instead of one list.
     two_lists: bool,
-    /// Pages reclaimed (`shrink_zone` is counted per 32) and `zone->refill_counter`.
-    evicted: u64,
+    /// `zone->refill_counter`.
     refill: u64,
     /// Reclaimable pages (up to date, not locked, dirty or under writeback).
     nr_clean: u64,
@@ -121,7 +120,6 @@ impl PageCache {
             tails: [NIL; 2],
             lens: [0; 2],
             two_lists: false,
-            evicted: 0,
             refill: 0,
             nr_clean: 0,
             capacity: capacity_pages,
@@ -326,36 +324,15 @@ impl PageCache {
             return false;
         }
         if self.two_lists {
-            // shrink_zone, once per SWAP_CLUSTER_MAX (32) pages reclaimed:
-            // ratio = nr_pages · nr_active / ((nr_inactive | 1) · 2); refill_counter += ratio + 1.
-            self.evicted += 1;
-            if self.evicted.is_multiple_of(32) {
-                self.refill += 32 * self.lens[1] / ((self.lens[0] | 1) * 2) + 1;
-                while self.refill > 32 {
-                    self.refill -= 32;
-                    self.refill_inactive(32);
-                }
-            }
+            // The 2.5 lists reclaim only through shrink_zone: here one call for one page.
+            let all = self.lens[0] + self.lens[1];
+            return self.shrink_zone(1, all, false, &mut Vec::new()) == 1;
         }
-        let mut guard = 0u64;
         loop {
-            let l = if self.tails[0] == NIL { 1 } else { 0 };
-            let p = self.tails[l];
+            let p = self.tails[0];
             if self.reclaimable(p) {
                 self.free_page(p);
                 return true;
-            }
-            guard += 1;
-            if guard > self.lens[0] + self.lens[1] + 1 && l == 0 {
-                // Only unreclaimable pages on the inactive list: the kernel would raise its
-                // scanning priority and deactivate more; here the whole active list moves.
-                self.refill_inactive(self.lens[1]);
-            }
-            // shrink_list calls page_referenced() — which clears PG_referenced — on every
-            // page that is not locked or under writeback before it finds it dirty.
-            let pg = &mut self.pages[p as usize];
-            if self.two_lists && pg.dirty && !pg.locked && !pg.writeback {
-                pg.referenced = false;
             }
             self.lru_remove(p);
             self.lru_push_head(p);
