@@ -157,6 +157,17 @@ fn specs(c: &Common) -> Result<Vec<SchedSpec>, String> {
     Ok(v)
 }
 
+/// What a real run ran on, for the first line of its table (every report names its seed).
+fn describe(c: &Common) -> String {
+    format!(
+        "real: target {}, O_DIRECT, {}{}, seed {}",
+        c.target.display(),
+        c.emulate.as_deref().map(|p| format!("emulating {p}")).unwrap_or_else(|| "no emulation".into()),
+        if c.verify { ", every block verified" } else { "" },
+        c.seed
+    )
+}
+
 fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
     let mut o = Options::new(spec);
     o.emulate = c.emulate.clone();
@@ -389,6 +400,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
     } else {
         let table =
             if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
+        println!("tiobench (tiotest 0.3.3 semantics), {}", describe(c));
         print!("{table}");
         let rl: Vec<(String, &Report)> =
             labels.iter().zip(&reports).map(|((s, n), r)| (format!("{s} ({n} thr)"), r)).collect();
@@ -441,12 +453,12 @@ fn run_readmany(a: ReadmanyArgs) -> Result<(), String> {
         println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
     } else {
         println!(
-            "Read many files{} (scale {}, {} reader(s), {} chunks){}",
+            "Read many files{} (scale {}, {} reader(s), {} chunks), {}",
             if cfg.writer { " during a streaming write" } else { ", no writer" },
             a.scale,
             a.readers,
             a.chunk,
-            c.emulate.as_deref().map(|p| format!(", emulating {p}")).unwrap_or_default()
+            describe(c)
         );
         println!(
             "{:<28} {:>6} {:>8} {:>10} {:>10} {:>11}",
@@ -489,17 +501,22 @@ fn run_fio(a: FioArgs) -> Result<(), String> {
         struct J<'a> {
             workload: &'static str,
             target: &'a Path,
+            emulate: Option<&'a str>,
+            seed: u64,
             results: &'a [fio_like::Result_],
             ended: Vec<String>,
         }
         let j = J {
             workload: "fio-like",
             target: &c.target,
+            emulate: c.emulate.as_deref(),
+            seed: c.seed,
             results: &results,
             ended: ended.iter().map(ended_str).collect(),
         };
         println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
     } else {
+        println!("fio-like job, {}", describe(c));
         println!(
             "{:<28} {:>9} {:>6} {:>5} {:>10} {:>11} {:>9} {:>9} {:>9} {:>6}",
             "Scheduler", "rw", "bs", "depth", "IOPS", "BW KiB/s", "clat avg", "p50 us", "p99 us", "CPU%"

@@ -156,7 +156,10 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
     if a.json {
         let mut out = std::io::stdout().lock();
         for r in &records {
-            serde_json::to_writer(&mut out, r).map_err(|e| e.to_string())?;
+            // Every object names its seed, as the table's first line does.
+            let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
+            v["seed"] = serde_json::json!(cfg.machine.seed);
+            serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
             let _ = writeln!(out);
         }
         return Ok(());
@@ -297,6 +300,10 @@ pub struct ReproArgs {
     /// Seed of every run.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Exit with status 1 if any claim fails (the report is printed either way). Without
+    /// it a FAIL is a finding, not an error: the exit status is 0.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 pub fn repro(a: ReproArgs) -> Result<(), String> {
@@ -308,6 +315,10 @@ pub fn repro(a: ReproArgs) -> Result<(), String> {
         println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
     } else {
         print!("{}", repro::render(&report));
+    }
+    let failed: Vec<String> = report.claims.iter().filter(|c| !c.pass).map(|c| c.id.to_string()).collect();
+    if a.strict && !failed.is_empty() {
+        return Err(format!("--strict: claim(s) {} failed (seed {})", failed.join(", "), report.seed));
     }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The `iosched` binary, driven as a user would. One module per command group.
 
+mod real;
 mod sim;
 
 use std::process::{Command, Output};
