@@ -402,6 +402,9 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
             if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
         println!("tiobench (tiotest 0.3.3 semantics), {}", describe(c));
         print!("{table}");
+        if let Some(note) = tiobench_report::cut_identifiers_note(&records) {
+            print!("{note}");
+        }
         let rl: Vec<(String, &Report)> =
             labels.iter().zip(&reports).map(|((s, n), r)| (format!("{s} ({n} thr)"), r)).collect();
         print!("{}", runtime_lines(&rl));

@@ -148,6 +148,28 @@ fn render(records: &[TiobenchRecord], headers: bool) -> String {
     s
 }
 
+/// tiobench.pl's picture line cuts the Identifier at 28 columns, so two specs that agree
+/// on their first 28 characters print alike. When any identifier is cut, this returns a
+/// note (after the table, so the table stays byte for byte the script's) giving each cut
+/// identifier in full; otherwise `None`.
+pub fn cut_identifiers_note(records: &[TiobenchRecord]) -> Option<String> {
+    let mut cut: Vec<&str> = Vec::new();
+    for r in records {
+        if r.scheduler.chars().count() > 28 && !cut.contains(&r.scheduler.as_str()) {
+            cut.push(&r.scheduler);
+        }
+    }
+    if cut.is_empty() {
+        return None;
+    }
+    let mut s =
+        String::from("\nIdentifiers cut at 28 columns (as tiobench.pl does), in full, in the order of the rows:\n");
+    for c in cut {
+        s.push_str(&format!("  {} = {c}\n", c.chars().take(28).collect::<String>()));
+    }
+    Some(s)
+}
+
 /// One table row (no newline).
 pub fn row(r: &TiobenchRecord) -> String {
     let mut s = String::with_capacity(110);
@@ -268,6 +290,25 @@ mod tests {
         assert_eq!(
             row(&b),
             "2.5.65-mm4-dl                 1024  4096    4   11.47 2.500%     1.358       86.84   0.00000  0.00000   459"
+        );
+    }
+
+    #[test]
+    fn cut_identifiers_are_given_in_full_after_the_table() {
+        let short = rec(Phase::SeqRead, 1, 48.21, 11.0912, 0.080, 36.49, 435.0);
+        assert_eq!(cut_identifiers_note(std::slice::from_ref(&short)), None);
+        let mut a = short.clone();
+        a.scheduler = "as:nr_requests=8192,antic_expire=10".into();
+        let mut b = a.clone();
+        b.scheduler = "as:nr_requests=8192,antic_expire=1".into();
+        // Same printed identifier, so the note must tell them apart, each once, in row order.
+        assert_eq!(row(&a)[..28], row(&b)[..28]);
+        let note = cut_identifiers_note(&[short, a.clone(), b.clone(), a]).unwrap();
+        assert_eq!(
+            note,
+            "\nIdentifiers cut at 28 columns (as tiobench.pl does), in full, in the order of the rows:\n  \
+             as:nr_requests=8192,antic_ex = as:nr_requests=8192,antic_expire=10\n  \
+             as:nr_requests=8192,antic_ex = as:nr_requests=8192,antic_expire=1\n"
         );
     }
 
