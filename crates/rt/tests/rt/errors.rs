@@ -2,8 +2,7 @@
 //! short transfers, ENOSPC and EIO are reported per request, counted, and stop a
 //! workload with a clear message — never a panic.
 
-mod common;
-use common::*;
+use crate::common::*;
 use iosched_policies::SchedSpec;
 use iosched_rt::workload::{Control, Ended, tiobench};
 use iosched_rt::{IoBuf, IoError, Options, Target};
@@ -120,10 +119,6 @@ fn an_eio_stops_the_workload_with_its_offset() {
 
 fn libc_eio() -> i32 {
     5
-}
-
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
 }
 
 /// ENOSPC for real: a tiny filesystem, a hole punched in our target, the rest of the

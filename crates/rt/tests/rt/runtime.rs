@@ -2,8 +2,7 @@
 //! thread pool explicitly): reads see what writes wrote, under every scheduler, with
 //! many owners, merges and reordering.
 
-mod common;
-use common::*;
+use crate::common::*;
 use iosched_core::Op;
 use iosched_policies::SchedSpec;
 use iosched_rt::{BackendChoice, IoBuf, IoError, Options, Target};

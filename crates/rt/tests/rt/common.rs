@@ -1,4 +1,3 @@
-#![allow(dead_code)]
 use std::path::PathBuf;
 
 /// A fresh temporary directory for one test, removed on drop.
@@ -22,10 +21,14 @@ impl Drop for TempDir {
     }
 }
 
+/// Whether we run as root (loop devices, mounts).
+pub fn is_root() -> bool {
+    std::process::Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
+}
+
 pub const SCHEDULERS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber"];
 
 /// The lists above cover every registered policy (a new one must be added here).
-#[allow(dead_code)] // used by some of the test binaries that include this module
 pub fn assert_every_scheduler_listed() {
     for info in iosched_policies::SCHEDULERS {
         let listed = SCHEDULERS.iter().any(|s| iosched_policies::SchedSpec::parse(s).unwrap().name == info.name);

@@ -2,8 +2,7 @@
 //! dispatch order must be identical — for every scheduler. Also through the text format
 //! and the `iosched replay` parser path (`Trace::parse`).
 
-mod common;
-use common::*;
+use crate::common::*;
 use iosched_core::trace::{Trace, replay};
 use iosched_policies::SchedSpec;
 use iosched_rt::{IoBuf, Options, Target};
@@ -54,7 +53,7 @@ fn record(sched: &str) -> Trace {
 
 #[test]
 fn recordings_replay_identically_for_every_scheduler() {
-    common::assert_every_scheduler_listed();
+    assert_every_scheduler_listed();
     for sched in SCHEDULERS {
         let trace = record(sched);
         let text = trace.to_text();

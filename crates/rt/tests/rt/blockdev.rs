@@ -3,16 +3,11 @@
 //! itself works here. Where root, losetup or io_uring is missing, the test says why and
 //! skips.
 
-mod common;
-use common::*;
+use crate::common::*;
 use iosched_policies::SchedSpec;
 use iosched_rt::{BackendChoice, IoBuf, Options, Target};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
-}
 
 /// A loop device over a fresh file; detached on drop.
 struct Loop {
