@@ -48,6 +48,10 @@ pub struct QueueConfig {
     pub hz: Hz,
     /// Which kernel's request allocation (`get_request` / freeing) the pool follows.
     pub request_alloc: RequestAlloc,
+    /// Whether the device is a rotating disk (`queue/rotational`; the kernel's
+    /// `blk_queue_nonrot` is its negation). Only policies that ask read it (BFQ's idling
+    /// and seek rules); drivers set it from the device, the default is a disk.
+    pub rotational: bool,
 }
 
 /// The request allocation a queue follows (`request_alloc`).
@@ -84,6 +88,7 @@ impl Default for QueueConfig {
             unplug_delay: Duration::from_millis(3),
             hz: Hz::default(),
             request_alloc: RequestAlloc::V2_6_20,
+            rotational: true,
         }
     }
 }
@@ -106,6 +111,10 @@ pub const QUEUE_TUNABLES: &[Spec] = &[
         REQUEST_ALLOC_NAMES,
         "request-slot allocation: 2.6.20 (per-task batching, may_queue) or 2.5 (free lists, wake-ups batched)",
     ),
+    Spec::boolean(
+        "rotational",
+        "the device is a rotating disk (sysfs queue/rotational; the driver's value by default)",
+    ),
 ];
 
 /// `request_alloc` values, in [`RequestAlloc`] order.
@@ -123,6 +132,7 @@ impl QueueConfig {
             "unplug_delay" => self.unplug_delay.as_millis() as i64,
             "hz" => self.hz.get() as i64,
             "request_alloc" => self.request_alloc as i64,
+            "rotational" => self.rotational as i64,
             _ => return None,
         })
     }
@@ -154,6 +164,7 @@ impl QueueConfig {
             "request_alloc" => {
                 self.request_alloc = if v == 0 { RequestAlloc::V2_6_20 } else { RequestAlloc::V2_5 };
             }
+            "rotational" => self.rotational = v != 0,
             _ => unreachable!(),
         }
         Ok(true)

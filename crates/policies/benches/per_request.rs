@@ -15,7 +15,7 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
 
-const SCHEDULERS: [&str; 7] = ["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber"];
+const SCHEDULERS: [&str; 8] = ["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber", "bfq"];
 
 fn per_request(c: &mut Criterion) {
     let mut g = c.benchmark_group("per_request");

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod anticipatory;
+pub mod bfq;
 pub mod cfq;
 pub mod cfq_v1;
 pub mod common;
@@ -23,6 +24,7 @@ pub mod registry;
 pub mod scenario;
 
 pub use anticipatory::Anticipatory;
+pub use bfq::Bfq;
 pub use cfq::Cfq;
 pub use cfq_v1::CfqV1;
 pub use deadline::Deadline;

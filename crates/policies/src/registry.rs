@@ -6,7 +6,7 @@
 //! A list of specs is comma separated; a comma-separated item that contains `=` continues
 //! the previous spec's settings: `deadline,as,as:nr_requests=8192,antic_expire=0`.
 
-use crate::{Anticipatory, Cfq, CfqV1, Deadline, Kyber, MqDeadline, Noop};
+use crate::{Anticipatory, Bfq, Cfq, CfqV1, Deadline, Kyber, MqDeadline, Noop};
 use iosched_core::{Hz, QUEUE_TUNABLES, Queue, QueueConfig, Scheduler, TunableError};
 use std::fmt;
 
@@ -64,6 +64,12 @@ pub const SCHEDULERS: &[Info] = &[
         follows: "block/kyber-iosched.c, histogram version (4.18 to today; async tag limit not modelled)",
         summary: "per-operation token depths tuned from p90/p99 latency histograms; FIFO, batches per domain",
     },
+    Info {
+        name: "bfq",
+        aliases: &[],
+        follows: "block/bfq-iosched.c + bfq-wf2q.c, 6.x, no cgroups; weight raising, queue merging and injection not modelled",
+        summary: "per-process queues served in sector budgets by B-WF2Q+ (weight from I/O priority), with idling",
+    },
 ];
 
 fn lookup(name: &str) -> Option<&'static Info> {
@@ -95,6 +101,7 @@ pub fn new_scheduler(name: &str, hz: Hz) -> Option<Box<dyn Scheduler>> {
         "cfq-v1" => Box::new(CfqV1::new()),
         "mq-deadline" => Box::new(MqDeadline::new(hz)),
         "kyber" => Box::new(Kyber::new(hz)),
+        "bfq" => Box::new(Bfq::new(hz)),
         _ => unreachable!(),
     })
 }

@@ -124,6 +124,7 @@ impl Machine {
         let mut base = QueueConfig {
             depth: profile.queue_depth().max(1),
             request_alloc: host.request_alloc,
+            rotational: matches!(profile.kind, iosched_disk::profile::ProfileKind::Hdd(_)),
             ..QueueConfig::default()
         };
         if let Some(m) = profile.max_request_sectors {

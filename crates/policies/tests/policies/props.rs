@@ -15,7 +15,8 @@ use iosched_policies::SchedSpec;
 use proptest::prelude::*;
 use std::collections::{HashMap, HashSet};
 
-const SCHEDS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq:defer_slice_start=1", "cfq-v1", "mq-deadline", "kyber"];
+const SCHEDS: &[&str] =
+    &["noop", "deadline", "as", "cfq", "cfq:defer_slice_start=1", "cfq-v1", "mq-deadline", "kyber", "bfq"];
 
 #[derive(Clone, Debug)]
 enum Step {
@@ -239,6 +240,11 @@ fn wait_bound_ms(sched: &str) -> Option<u64> {
         // FIFO per domain, batches of 16 reads and 8 writes: a request has at most the 24
         // outstanding ahead of it, so at most three rounds of both batches.
         "kyber" => Some(3 * (16 + 8) * 10 + 100),
+        // Seven queues (six processes' sync queues, the shared async one), each slot ended
+        // by the 125 ms budget timeout plus the request in flight and an idle wait; a
+        // request that loses the elevator order in its queue's slot goes at the next slot
+        // (the FIFO is checked once per slot): two rounds.
+        "bfq" => Some(2 * 7 * (125 + 10 + 8) + 200),
         _ => None,
     }
 }

@@ -26,7 +26,7 @@ pub fn is_root() -> bool {
     std::process::Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
 }
 
-pub const SCHEDULERS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber"];
+pub const SCHEDULERS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber", "bfq"];
 
 /// The lists above cover every registered policy (a new one must be added here).
 pub fn assert_every_scheduler_listed() {

@@ -1,0 +1,398 @@
+//! B-WF2Q+ (the kernel's `block/bfq-wf2q.c`), flat: one service tree per I/O priority
+//! class, no cgroup hierarchy.
+//!
+//! Each tree keeps a virtual time `vtime`, the weight sum `wsum` of the entities that are
+//! active *or still on the idle tree*, the active entities (backlogged, waiting for
+//! service) and the idle entities (emptied while still "owed" service: finish time beyond
+//! `vtime`). Service is counted in sectors; virtual time advances by
+//! `served << 22 / wsum`. The next entity is the *eligible* one (start ≤ vtime) with the
+//! smallest finish time. The kernel finds it in a red-black tree ordered by finish time
+//! and augmented with each subtree's smallest start; here the active entities are kept
+//! ordered by finish time and, separately, by start time, and the lookup walks them in
+//! finish order until one is eligible — the same choice, with the same tie-break (among
+//! equal finish times, the one inserted first). Timestamps are ordered as plain integers
+//! in the trees: they would wrap only after 2^42 sectors of service at weight 1.
+
+use iosched_core::FastMap;
+use std::collections::BTreeMap;
+
+/// `WFQ_SERVICE_SHIFT`.
+const SERVICE_SHIFT: u32 = 22;
+
+/// Identity of a scheduled entity (a BFQ queue).
+pub(super) type QId = u64;
+
+/// `bfq_delta`: virtual time for `service` sectors at `weight`.
+pub(super) fn delta(service: u64, weight: u32) -> u64 {
+    (service << SERVICE_SHIFT) / weight.max(1) as u64
+}
+
+/// `bfq_gt`: `a > b` on wrapping timestamps.
+fn gt(a: u64, b: u64) -> bool {
+    (a.wrapping_sub(b) as i64) > 0
+}
+
+/// Which tree an entity is on (`entity->tree`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub(super) enum Tree {
+    #[default]
+    None,
+    Active,
+    Idle,
+}
+
+/// `struct bfq_entity` (the fields a flat hierarchy uses).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Entity {
+    /// Service-tree index: 0 = RT, 1 = BE, 2 = IDLE.
+    pub class: usize,
+    pub weight: u32,
+    /// Sectors the entity may receive in its slot.
+    pub budget: u64,
+    /// Sectors received in the current slot.
+    pub service: u64,
+    pub start: u64,
+    pub finish: u64,
+    pub tree: Tree,
+    /// Insertion order on its tree (the rbtree's tie-break).
+    seq: u64,
+}
+
+/// `struct bfq_service_tree`.
+#[derive(Debug, Default)]
+struct ServiceTree {
+    vtime: u64,
+    wsum: u64,
+    /// Active entities by (finish, insertion), and by (start, insertion).
+    active: BTreeMap<(u64, u64), QId>,
+    active_start: BTreeMap<(u64, u64), QId>,
+    /// Idle entities by (finish, insertion).
+    idle: BTreeMap<(u64, u64), QId>,
+}
+
+/// `struct bfq_sched_data` of the root group, with its entities.
+#[derive(Debug, Default)]
+pub(super) struct Wf2q {
+    trees: [ServiceTree; 3],
+    entities: FastMap<QId, Entity>,
+    in_service: Option<QId>,
+    /// `bfq_class_idle_last_service` (jiffies; set at the first lookup, as the kernel
+    /// sets it when the group is created).
+    class_idle_last_service: Option<u64>,
+    seq: u64,
+    released: Vec<QId>,
+}
+
+impl Wf2q {
+    pub fn add(&mut self, q: QId, class: usize, weight: u32) {
+        self.entities.insert(q, Entity { class, weight, ..Entity::default() });
+    }
+    /// Forget an entity that is on no tree and not in service.
+    pub fn remove(&mut self, q: QId) {
+        let e = self.entities.remove(&q).expect("entity exists");
+        debug_assert!(e.tree == Tree::None && self.in_service != Some(q));
+    }
+    pub fn entity(&self, q: QId) -> &Entity {
+        &self.entities[&q]
+    }
+    pub fn entity_mut(&mut self, q: QId) -> &mut Entity {
+        self.entities.get_mut(&q).expect("entity exists")
+    }
+    pub fn in_service(&self) -> Option<QId> {
+        self.in_service
+    }
+    pub fn vtime(&self, class: usize) -> u64 {
+        self.trees[class].vtime
+    }
+    pub fn wsum(&self, class: usize) -> u64 {
+        self.trees[class].wsum
+    }
+
+    fn calc_finish(&mut self, q: QId, service: u64) {
+        let e = self.entity_mut(q);
+        e.finish = e.start.wrapping_add(delta(service, e.weight));
+    }
+
+    fn insert(&mut self, q: QId, tree: Tree) {
+        self.seq += 1;
+        let seq = self.seq;
+        let e = self.entities.get_mut(&q).unwrap();
+        e.tree = tree;
+        e.seq = seq;
+        let st = &mut self.trees[e.class];
+        match tree {
+            Tree::Active => {
+                st.active.insert((e.finish, seq), q);
+                st.active_start.insert((e.start, seq), q);
+            }
+            Tree::Idle => {
+                st.idle.insert((e.finish, seq), q);
+            }
+            Tree::None => unreachable!(),
+        }
+    }
+
+    fn extract(&mut self, q: QId) {
+        let e = self.entities.get_mut(&q).unwrap();
+        let st = &mut self.trees[e.class];
+        let found = match e.tree {
+            Tree::Active => {
+                st.active_start.remove(&(e.start, e.seq));
+                st.active.remove(&(e.finish, e.seq))
+            }
+            Tree::Idle => st.idle.remove(&(e.finish, e.seq)),
+            Tree::None => return,
+        };
+        debug_assert_eq!(found, Some(q), "entity on its tree under its timestamps");
+        e.tree = Tree::None;
+    }
+
+    /// `bfq_forget_entity`: its weight leaves `wsum`.
+    fn forget(&mut self, q: QId) {
+        let e = &self.entities[&q];
+        self.trees[e.class].wsum -= e.weight as u64;
+    }
+
+    /// `bfq_update_fin_time_enqueue` (weights change only at activation here): finish
+    /// from the budget, the back-shift limit, then onto the active tree.
+    fn fin_time_enqueue(&mut self, q: QId, backshifted: bool) {
+        let budget = self.entity(q).budget;
+        self.calc_finish(q, budget);
+        let class = self.entity(q).class;
+        let vtime = self.trees[class].vtime;
+        let e = self.entity_mut(q);
+        if backshifted && gt(vtime, e.finish) {
+            // wr_coeff is 1 (no weight raising), so the whole gap is added.
+            let d = vtime.wrapping_sub(e.finish);
+            e.start = e.start.wrapping_add(d);
+            e.finish = e.finish.wrapping_add(d);
+        }
+        self.insert(q, Tree::Active);
+    }
+
+    /// `__bfq_activate_entity`: a queue that got backlogged. With `non_blocking_wait_rq`
+    /// (it left only because it was briefly empty) its start goes back to its old finish
+    /// time instead of `vtime`.
+    pub fn activate(&mut self, q: QId, non_blocking_wait_rq: bool) {
+        let (class, finish, tree, weight) = {
+            let e = self.entity(q);
+            (e.class, e.finish, e.tree, e.weight)
+        };
+        let vtime = self.trees[class].vtime;
+        let (min_vstart, backshifted) =
+            if non_blocking_wait_rq && gt(vtime, finish) { (finish, true) } else { (vtime, false) };
+        match tree {
+            Tree::Idle => {
+                self.entity_mut(q).start = if gt(min_vstart, finish) { min_vstart } else { finish };
+                self.extract(q);
+            }
+            Tree::None => {
+                self.entity_mut(q).start = min_vstart;
+                self.trees[class].wsum += weight as u64;
+            }
+            Tree::Active => unreachable!("activating an active entity"),
+        }
+        self.fin_time_enqueue(q, backshifted);
+    }
+
+    /// `__bfq_requeue_entity` for the in-service entity (expired with backlog): its
+    /// start moves past the service it received, its finish follows its new budget.
+    pub fn requeue_in_service(&mut self, q: QId) {
+        debug_assert_eq!(self.in_service, Some(q));
+        let service = self.entity(q).service;
+        self.calc_finish(q, service);
+        let e = self.entity_mut(q);
+        e.start = e.finish;
+        self.fin_time_enqueue(q, false);
+        self.in_service = None;
+    }
+
+    /// `__bfq_requeue_entity` for an active entity not in service whose budget changed:
+    /// the finish time follows the new budget and the entity is repositioned.
+    pub fn requeue_active(&mut self, q: QId) {
+        debug_assert_eq!(self.entity(q).tree, Tree::Active);
+        self.extract(q);
+        self.fin_time_enqueue(q, false);
+    }
+
+    /// `__bfq_deactivate_entity(entity, ins_into_idle_tree = true)`: the queue emptied.
+    /// An entity still owed service (finish beyond `vtime`) waits on the idle tree with
+    /// its weight in `wsum`; otherwise it is forgotten.
+    pub fn deactivate(&mut self, q: QId) {
+        let was_in_service = self.in_service == Some(q);
+        if was_in_service {
+            let service = self.entity(q).service;
+            self.calc_finish(q, service);
+            self.in_service = None;
+        }
+        let e = self.entity(q);
+        let (class, tree, finish) = (e.class, e.tree, e.finish);
+        if tree == Tree::None && !was_in_service {
+            return; // not on a service tree (`on_st_or_in_serv` is false)
+        }
+        self.extract(q);
+        if gt(finish, self.trees[class].vtime) {
+            self.insert(q, Tree::Idle);
+        } else {
+            self.forget(q);
+        }
+    }
+
+    /// `bfq_bfqq_served`: charge `served` sectors and advance virtual time.
+    pub fn served(&mut self, q: QId, served: u64) {
+        let e = self.entity_mut(q);
+        e.service += served;
+        let class = e.class;
+        let st = &mut self.trees[class];
+        st.vtime = st.vtime.wrapping_add(delta(served, st.wsum.max(1) as u32));
+        self.forget_idle(class);
+    }
+
+    /// `bfq_forget_idle`: if nothing is active, jump vtime to the last idle finish time;
+    /// release the first idle entity once vtime has passed its finish.
+    fn forget_idle(&mut self, class: usize) {
+        let first = self.extreme_idle(class, false);
+        let last = self.extreme_idle(class, true);
+        let vtime = self.trees[class].vtime;
+        if self.trees[class].active.is_empty()
+            && let Some(l) = last
+            && !gt(self.entity(l).finish, vtime)
+        {
+            self.trees[class].vtime = self.entity(l).finish;
+        }
+        let vtime = self.trees[class].vtime;
+        if let Some(f) = first
+            && !gt(self.entity(f).finish, vtime)
+        {
+            self.extract(f);
+            self.forget(f);
+            self.released.push(f);
+        }
+    }
+
+    /// The idle entity with the smallest (or largest) finish time.
+    fn extreme_idle(&self, class: usize, largest: bool) -> Option<QId> {
+        let idle = &self.trees[class].idle;
+        if largest { idle.values().next_back() } else { idle.values().next() }.copied()
+    }
+
+    /// Entities released from the idle trees since the last call (their owner may free
+    /// them now).
+    pub fn take_released(&mut self) -> Vec<QId> {
+        std::mem::take(&mut self.released)
+    }
+
+    /// `__bfq_lookup_next_entity`: the eligible active entity with the smallest finish,
+    /// after jumping vtime to the smallest start if nothing is eligible (the jump is only
+    /// evaluated, not made, while an entity is in service).
+    fn lookup_in(&mut self, class: usize, in_service: bool) -> Option<QId> {
+        let st = &self.trees[class];
+        let (&(min_start, _), _) = st.active_start.first_key_value()?;
+        let new_vtime = if gt(min_start, st.vtime) { min_start } else { st.vtime };
+        if !in_service && gt(new_vtime, st.vtime) {
+            self.trees[class].vtime = new_vtime;
+            self.forget_idle(class);
+        }
+        // In finish order, the first eligible one (there is one: after the jump the
+        // smallest start is eligible).
+        self.trees[class].active.values().copied().find(|q| !gt(self.entities[q].start, new_vtime))
+    }
+
+    /// `bfq_lookup_next_entity`: classes in priority order, except that the IDLE class is
+    /// served once every `idle_timeout` jiffies if it has an active entity.
+    pub fn lookup_next(&mut self, now_j: u64, idle_timeout: u64) -> Option<QId> {
+        let in_service = self.in_service.is_some();
+        let mut first_class = 0;
+        let last = *self.class_idle_last_service.get_or_insert(now_j);
+        if now_j > last.saturating_add(idle_timeout) {
+            if !self.trees[2].active.is_empty() {
+                first_class = 2;
+            }
+            self.class_idle_last_service = Some(now_j);
+        }
+        (first_class..3).find_map(|c| self.lookup_in(c, in_service))
+    }
+
+    /// `bfq_get_next_queue` + the in-service bookkeeping: the chosen entity leaves the
+    /// active tree while it is served, and starts its slot with no service.
+    pub fn set_in_service(&mut self, q: QId) {
+        debug_assert!(self.in_service.is_none());
+        self.extract(q);
+        self.entity_mut(q).service = 0;
+        self.in_service = Some(q);
+    }
+
+    /// How many entities are on the active tree of `class` (for debug output).
+    pub fn active_len(&self, class: usize) -> usize {
+        self.trees[class].active.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(weights: &[u32], budget: u64) -> Wf2q {
+        let mut w = Wf2q::default();
+        for (i, &wt) in weights.iter().enumerate() {
+            w.add(i as QId, 1, wt);
+            w.entity_mut(i as QId).budget = budget;
+            w.activate(i as QId, false);
+        }
+        w
+    }
+
+    /// Serve whole budgets, always requeueing: the service each entity gets is
+    /// proportional to its weight (WF2Q+'s guarantee), in any window of whole rounds.
+    #[test]
+    fn service_is_proportional_to_weight() {
+        let mut w = tree(&[10, 20, 40], 100);
+        let mut got = [0u64; 3];
+        for _ in 0..700 {
+            let q = w.lookup_next(0, u64::MAX).unwrap();
+            w.set_in_service(q);
+            w.served(q, 100);
+            got[q as usize] += 100;
+            w.requeue_in_service(q);
+        }
+        assert_eq!(got, [10_000, 20_000, 40_000]);
+    }
+
+    /// An entity that empties before its finish time waits on the idle tree and keeps
+    /// its weight in `wsum`; vtime passing its finish releases it.
+    #[test]
+    fn idle_tree_holds_weight_until_vtime_passes() {
+        let mut w = tree(&[10, 10], 100);
+        let q = w.lookup_next(0, u64::MAX).unwrap();
+        w.set_in_service(q);
+        w.served(q, 10);
+        w.deactivate(q);
+        assert_eq!(w.entity(q).tree, Tree::Idle);
+        assert_eq!(w.wsum(1), 20);
+        let other = 1 - q;
+        let n = w.lookup_next(0, u64::MAX).unwrap();
+        w.set_in_service(n);
+        w.served(other, 100);
+        assert_eq!(w.entity(q).tree, Tree::None, "vtime passed its finish: forgotten");
+        assert_eq!(w.wsum(1), 10);
+    }
+
+    /// Reactivated from the idle tree, an entity restarts at its old finish time (it
+    /// does not get the service it skipped), and the RT class goes first.
+    #[test]
+    fn restart_from_idle_finish_and_class_priority() {
+        let mut w = tree(&[10, 10], 100);
+        let q = w.lookup_next(0, u64::MAX).unwrap();
+        w.set_in_service(q);
+        w.served(q, 50);
+        w.deactivate(q);
+        let f = w.entity(q).finish;
+        w.entity_mut(q).budget = 100;
+        w.activate(q, false);
+        assert_eq!(w.entity(q).start, f);
+        w.add(9, 0, 10);
+        w.entity_mut(9).budget = 100;
+        w.activate(9, false);
+        assert_eq!(w.lookup_next(0, u64::MAX), Some(9));
+    }
+}

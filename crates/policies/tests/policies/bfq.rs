@@ -1,0 +1,139 @@
+//! BFQ through the queue: closed-loop readers on a toy rotating disk (a request costs
+//! 0.5 ms per 64 KiB, plus 8 ms when it does not start where the last one ended), one
+//! request outstanding per reader, no think time.
+
+use iosched_core::{Instant, IoPrio, Owner, Request, Status};
+use iosched_policies::SchedSpec;
+use std::time::Duration;
+
+struct Reader {
+    owner: Owner,
+    prio: IoPrio,
+    /// Next sector of its sequential stream.
+    pos: u64,
+    sectors_done: u64,
+    requests_done: u64,
+}
+
+/// Run `readers` (one I/O priority each) for `secs` simulated seconds under `spec`;
+/// returns the readers and how often the device switched from one reader to another.
+fn run(spec: &str, prios: &[IoPrio], secs: u64) -> (Vec<Reader>, u64) {
+    let mut q = SchedSpec::parse(spec).unwrap().queue().unwrap();
+    let mut readers: Vec<Reader> = prios
+        .iter()
+        .enumerate()
+        .map(|(i, &prio)| Reader {
+            owner: Owner(i as u64 + 1),
+            prio,
+            pos: i as u64 * 50_000_000,
+            sectors_done: 0,
+            requests_done: 0,
+        })
+        .collect();
+    let len = 128u32; // 64 KiB
+    let mut next_id = 1u64;
+    let mut owner_of = std::collections::HashMap::new();
+    let mut now = Instant::ZERO;
+    let submit = |q: &mut iosched_core::Queue,
+                  r: &mut Reader,
+                  id: &mut u64,
+                  now: Instant,
+                  map: &mut std::collections::HashMap<u64, usize>,
+                  i: usize| {
+        let mut rq = Request::read(*id, r.pos, len, r.owner, now);
+        rq.prio = r.prio;
+        r.pos += len as u64;
+        map.insert(*id, i);
+        *id += 1;
+        q.handle_arrival(now, rq);
+    };
+    for (i, r) in readers.iter_mut().enumerate() {
+        submit(&mut q, r, &mut next_id, now, &mut owner_of, i);
+    }
+    let mut head = u64::MAX;
+    let mut busy: Option<(Instant, u64, usize)> = None;
+    let mut last_reader = usize::MAX;
+    let mut switches = 0;
+    let end = Instant::from_secs(secs);
+    while now < end {
+        if busy.is_none()
+            && let Some(rq) = q.poll_dispatch(now)
+        {
+            let i = owner_of[&rq.id];
+            if i != last_reader {
+                switches += 1;
+                last_reader = i;
+            }
+            let mut t = Duration::from_micros(500 * rq.len_sectors as u64 / 128);
+            if rq.sector != head {
+                t += Duration::from_millis(8);
+            }
+            head = rq.end();
+            busy = Some((now + t, rq.id, i));
+        }
+        while q.poll_event().is_some() {}
+        let next = match (busy.map(|b| b.0), q.poll_timeout()) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).expect("a completion or a timer is pending"),
+        };
+        now = now.max(next);
+        if q.poll_timeout().is_some_and(|t| t <= now) {
+            q.handle_timeout(now);
+        }
+        if let Some((t, id, i)) = busy
+            && t <= now
+        {
+            busy = None;
+            q.handle_completion(now, id, Status::Ok);
+            let r = &mut readers[i];
+            r.sectors_done += len as u64;
+            r.requests_done += 1;
+            submit(&mut q, r, &mut next_id, now, &mut owner_of, i);
+        }
+    }
+    (readers, switches)
+}
+
+/// Backlogged sequential readers share the disk in proportion to their weights,
+/// `(8 − level) × 10`: be/0, be/4 and be/7 get 80 : 40 : 10.
+#[test]
+fn service_follows_the_ioprio_weights() {
+    let (r, _) = run("bfq", &[IoPrio::be(0), IoPrio::be(4), IoPrio::be(7)], 30);
+    let total: u64 = r.iter().map(|r| r.sectors_done).sum();
+    for (reader, weight) in r.iter().zip([80.0, 40.0, 10.0]) {
+        let share = reader.sectors_done as f64 / total as f64;
+        let want = weight / 130.0;
+        assert!((share - want).abs() < 0.1 * want, "{}: share {share:.3}, want {want:.3}", reader.prio);
+    }
+}
+
+/// Idling keeps a sequential reader on the disk for its whole budget, so the device
+/// switches readers once per slot; noop alternates at almost every request, and with
+/// `slice_idle=0` BFQ does not wait for an emptied queue either.
+#[test]
+fn idling_keeps_sequential_readers_on_the_disk() {
+    let two = [IoPrio::NONE, IoPrio::NONE];
+    let (bfq, bfq_sw) = run("bfq", &two, 10);
+    let (noop, noop_sw) = run("noop", &two, 10);
+    let (off, off_sw) = run("bfq:slice_idle=0", &two, 10);
+    let reqs = |r: &[Reader]| r.iter().map(|r| r.requests_done).sum::<u64>();
+    assert!(bfq_sw * 20 < reqs(&bfq), "bfq switched {bfq_sw} times in {} requests", reqs(&bfq));
+    assert!(noop_sw * 2 > reqs(&noop), "noop switched {noop_sw} times in {} requests", reqs(&noop));
+    assert!(reqs(&bfq) > 3 * reqs(&noop), "bfq {} vs noop {} requests", reqs(&bfq), reqs(&noop));
+    assert!(off_sw * 2 > reqs(&off), "slice_idle=0 switched {off_sw} times in {} requests", reqs(&off));
+    // Equal weights: an equal share either way.
+    for r in [&bfq, &off] {
+        let (a, b) = (r[0].sectors_done as f64, r[1].sectors_done as f64);
+        assert!((a / b - 1.0).abs() < 0.1, "shares {a} vs {b}");
+    }
+}
+
+/// The IDLE class is served only when nothing else is busy — except that it gets one
+/// request every 200 ms (`BFQ_CL_IDLE_TIMEOUT`), so it cannot starve.
+#[test]
+fn idle_class_gets_one_request_per_200_ms() {
+    let (r, _) = run("bfq", &[IoPrio::be(4), IoPrio::idle()], 10);
+    let idle = r[1].requests_done;
+    assert!((40..=55).contains(&idle), "idle class served {idle} requests in 10 s");
+    assert!(r[0].requests_done > 20 * idle);
+}
