@@ -81,6 +81,15 @@ const REF_RATE: [u64; 2] = [14_000, 33_000];
 /// blk-mq's delayed re-run after a dispatch that returned nothing (`BLK_MQ_BUDGET_DELAY`).
 const RERUN_DELAY: Duration = Duration::from_millis(3);
 
+/// `bfq_timeout` = HZ/8 jiffies: the default budget timeout, and what time charging is
+/// scaled to whatever `timeout_sync` says.
+fn default_timeout(hz: Hz) -> u64 {
+    hz.get() as u64 / 8
+}
+/// `bfq_slice_idle`, the default idle slice, which `bfq_bfqq_is_slow` uses whatever
+/// `slice_idle` says.
+const DEFAULT_SLICE_IDLE: u64 = 8 * NS_PER_MS;
+
 /// Why the in-service queue is expired (`enum bfqq_expiration`).
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 enum Reason {
@@ -241,7 +250,7 @@ impl Bfq {
         let mut b = Bfq {
             hz,
             slice_idle: 8 * NS_PER_MS,
-            timeout_j: hz.msecs_to_jiffies(125),
+            timeout_j: default_timeout(hz),
             user_max_budget: 0,
             strict_guarantees: false,
             fifo_expire: [250 * NS_PER_MS, 125 * NS_PER_MS],
@@ -251,7 +260,8 @@ impl Bfq {
             hw_tag: -1,
             max_rq_in_driver: 0,
             hw_tag_samples: 0,
-            sched: Wf2q::default(),
+            // BFQ_CL_IDLE_TIMEOUT = HZ/5.
+            sched: Wf2q::new(hz.get() as u64 / 5),
             queues: FastMap::default(),
             keys: FastMap::default(),
             next_qid: 0,
@@ -532,9 +542,11 @@ impl Bfq {
         b.has_short_ttime = !long;
     }
 
-    /// `BFQ_RQ_SEEKY`: far from `last_pos`, and on flash also small.
+    /// `BFQ_RQ_SEEKY`: far from `last_pos`, and on flash also small (`get_sdist`: no
+    /// distance from position 0, i.e. from no previous request).
     fn rq_seeky(&self, last_pos: u64, rq: &Request) -> bool {
-        rq.sector.abs_diff(last_pos) > SEEK_THR && (self.rotational || rq.len_sectors < SECT_THR_NONROT)
+        let sdist = if last_pos == 0 { 0 } else { rq.sector.abs_diff(last_pos) };
+        sdist > SEEK_THR && (self.rotational || rq.len_sectors < SECT_THR_NONROT)
     }
 
     /// `bfq_update_io_seektime`.
@@ -544,8 +556,8 @@ impl Bfq {
         b.seek_history = (b.seek_history << 1) | seeky as u32;
     }
 
-    /// `bfq_update_io_intensity`: I/O-bound unless idle for over a fifth of the last
-    /// 200 ms.
+    /// `bfq_update_io_intensity`: I/O-bound unless idle for over a fifth of the recent
+    /// past (a window halved whenever it exceeds 200 ms).
     fn update_io_intensity(&mut self, q: QId, now_ns: u64) {
         let b = self.qm(q);
         let tot_io_time = now_ns.saturating_sub(b.io_start_time);
@@ -557,10 +569,10 @@ impl Bfq {
             return;
         }
         b.io_bound = b.tot_idle_time * 5 <= tot_io_time;
-        let window = 200 * NS_PER_MS;
-        if tot_io_time > window {
-            b.tot_idle_time = (b.tot_idle_time as u128 * window as u128 / tot_io_time as u128) as u64;
-            b.io_start_time = now_ns - window;
+        // Past 200 ms, both halves are halved: older history counts less.
+        if tot_io_time > 200 * NS_PER_MS {
+            b.io_start_time = now_ns - (tot_io_time >> 1);
+            b.tot_idle_time >>= 1;
         }
     }
 
@@ -719,6 +731,9 @@ impl Bfq {
         if self.q(q).next_rq == Some(id) {
             let n = self.find_next_rq(q, id, now_ns);
             self.qm(q).next_rq = n;
+            if n.is_some() {
+                self.updated_next_req(q);
+            }
         }
         let e = self.rqs.remove(&id).expect("request held by bfq");
         let sync = e.rq.is_sync() as usize;
@@ -731,7 +746,12 @@ impl Bfq {
             self.qm(q).next_rq = None;
             if self.q(q).busy && self.sched.in_service() != Some(q) {
                 self.del_busy(q);
-                self.sched.deactivate(q);
+                self.sched.deactivate(q, false);
+                // Emptied out of service: its service and budget no longer describe a
+                // slot, so both restart from zero.
+                let e = self.sched.entity_mut(q);
+                e.budget = 0;
+                e.service = 0;
                 self.free_released();
             }
         }
@@ -818,9 +838,9 @@ impl Bfq {
 
     /// `bfq_bfqq_higher_class_or_weight`.
     fn higher_class_or_weight(&self, q: QId, than: QId) -> bool {
-        let (a, b) = (self.q(q).class, self.q(than).class);
-        if a != b {
-            return a < b;
+        // A better class wins; otherwise (even from a worse class) a higher weight does.
+        if self.q(q).class < self.q(than).class {
+            return true;
         }
         self.sched.entity(q).weight > self.sched.entity(than).weight
     }
@@ -835,7 +855,8 @@ impl Bfq {
         let end = if compensate { self.last_idling_start } else { now_ns };
         let delta_us = end.saturating_sub(self.last_budget_start) / 1000;
         if delta_us < 1000 {
-            let ms = if self.rotational { self.slice_idle / NS_PER_MS } else { MIN_TT / NS_PER_MS };
+            // Charge at least one seek (the default idle slice), on flash the minimum think time.
+            let ms = if self.rotational { DEFAULT_SLICE_IDLE / NS_PER_MS } else { MIN_TT / NS_PER_MS };
             return (slow, ms);
         }
         if delta_us > 20_000 {
@@ -847,7 +868,7 @@ impl Bfq {
     /// `bfq_bfqq_charge_time`: charge the service the device could have given in that
     /// time, at least what was received.
     fn charge_time(&mut self, q: QId, time_ms: u64) {
-        let timeout_ms = self.hz.jiffies_to_msecs(self.timeout_j).max(1);
+        let timeout_ms = self.hz.jiffies_to_msecs(default_timeout(self.hz)).max(1);
         let serv_for_time = self.max_budget * time_ms.min(timeout_ms) / timeout_ms;
         let service = self.sched.entity(q).service;
         let tot = serv_for_time.max(service);
@@ -904,7 +925,11 @@ impl Bfq {
         self.recalc_budget(q, reason);
         self.expire_inner(q, reason, now_j);
         if !self.q(q).busy && reason != Reason::BudgetTimeout && reason != Reason::BudgetExhausted {
+            // Service kept: if its next request comes in time, the queue goes on with
+            // this same budget as if it never expired.
             self.qm(q).non_blocking_wait_rq = true;
+        } else {
+            self.sched.entity_mut(q).service = 0;
         }
         self.maybe_free(q);
     }
@@ -916,7 +941,7 @@ impl Bfq {
                 self.qm(q).budget_timeout = now_j;
             }
             self.del_busy(q);
-            self.sched.deactivate(q);
+            self.sched.deactivate(q, true);
         } else {
             self.sched.requeue_in_service(q);
         }
@@ -930,10 +955,8 @@ impl Bfq {
         if self.tot_busy() == 0 {
             return None;
         }
-        let idle_timeout = self.hz.msecs_to_jiffies(200);
-        let q = self.sched.lookup_next(now_j, idle_timeout)?;
+        let q = self.sched.set_in_service()?;
         self.free_released();
-        self.sched.set_in_service(q);
         self.budgets_assigned = (self.budgets_assigned * 7 + 256) / 8;
         let timeout = now_j + self.timeout_j;
         let b = self.qm(q);
@@ -1079,6 +1102,7 @@ impl Scheduler for Bfq {
     fn insert(&mut self, now: Instant, rq: &Request, _ctx: &mut Ctx) {
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
+        self.sched.set_now(now_j);
         let q = self.queue_for(rq, now_ns);
         self.update_thinktime(q, now_ns);
         self.update_has_short_ttime(q);
@@ -1143,32 +1167,40 @@ impl Scheduler for Bfq {
         }
     }
 
-    /// `bfq_request_merged`: a front merge moves the request in its tree and may make
-    /// it the queue's next.
+    /// `bfq_request_merged`: a front merge that moves the request before its predecessor
+    /// repositions it and may make it the queue's next.
     fn merged(&mut self, _now: Instant, rq: &Request, kind: MergeKind, _ctx: &mut Ctx) {
         let e = self.rqs.get_mut(&rq.id).expect("merged into a request bfq holds");
         let q = e.q;
         let old = (e.rq.sector, e.seq);
         e.rq = *rq;
-        if kind == MergeKind::Front {
+        if kind != MergeKind::Front {
+            return;
+        }
+        let prev_sector = self.q(q).sort.range(..old).next_back().map(|(&(s, _), _)| s);
+        let b = self.qm(q);
+        b.sort.remove(&old);
+        if prev_sector.is_some_and(|p| rq.sector < p) {
             self.seq += 1;
             let seq = self.seq;
             self.rqs.get_mut(&rq.id).unwrap().seq = seq;
-            let b = self.qm(q);
-            b.sort.remove(&old);
-            b.sort.insert((rq.sector, seq), rq.id);
+            self.qm(q).sort.insert((rq.sector, seq), rq.id);
             let prev = self.q(q).next_rq;
             let next = self.choose_req(prev, Some(rq.id), self.last_position);
             self.qm(q).next_rq = next;
             if prev != next {
                 self.updated_next_req(q);
             }
+        } else {
+            // Still in order: same place in the tree, under its new start sector.
+            b.sort.insert((rq.sector, old.1), rq.id);
         }
     }
 
     /// `bfq_requests_merged`: `rq` takes `next`'s FIFO place if `next` is older; `next`
     /// leaves the queue.
     fn merge_requests(&mut self, now: Instant, rq: &Request, next: &Request) {
+        self.sched.set_now(self.hz.jiffies(now));
         let (n_time, n_key) = (self.rqs[&next.id].fifo_time, self.rqs[&next.id].fifo_key);
         let r = self.rqs.get_mut(&rq.id).expect("merge into a request bfq holds");
         r.rq = *rq;
@@ -1203,6 +1235,7 @@ impl Scheduler for Bfq {
         self.rerun_at = None;
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
+        self.sched.set_now(now_j);
         if self.tot_busy() > 0
             && !(self.strict_guarantees && self.in_driver > 0)
             && let Some(q) = self.select_queue(now_ns, now_j)
@@ -1226,6 +1259,7 @@ impl Scheduler for Bfq {
         self.idle_timer = None;
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
+        self.sched.set_now(now_j);
         while !self.rqs.is_empty() {
             let q = match self.sched.in_service() {
                 Some(q) => q,
@@ -1246,6 +1280,7 @@ impl Scheduler for Bfq {
         let Some(q) = self.owned.remove(&rq.id) else { return };
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
+        self.sched.set_now(now_j);
         self.update_hw_tag();
         self.in_driver -= 1;
         self.qm(q).dispatched -= 1;
@@ -1283,7 +1318,15 @@ impl Scheduler for Bfq {
     /// it is expired at once.
     fn owner_exited(&mut self, now: Instant, owner: Owner, ctx: &mut Ctx) {
         let Some(&q) = self.keys.get(&QKey::Sync(owner)) else { return };
+        self.sched.set_now(self.hz.jiffies(now));
         self.qm(q).process_refs = false;
+        // `bfq_release_process_ref`: a queue left busy while empty (preempted when idling
+        // was due) stops being busy.
+        if self.q(q).busy && self.q(q).sort.is_empty() && self.sched.in_service() != Some(q) {
+            self.del_busy(q);
+            self.sched.deactivate(q, false);
+            self.free_released();
+        }
         if self.sched.in_service() == Some(q) {
             let now_j = self.hz.jiffies(now);
             self.expire_inner(q, Reason::BudgetExhausted, now_j);
@@ -1304,6 +1347,7 @@ impl Scheduler for Bfq {
         }
     }
     fn handle_timeout(&mut self, now: Instant, ctx: &mut Ctx) {
+        self.sched.set_now(self.hz.jiffies(now));
         if self.idle_timer.is_some_and(|t| now >= t) {
             self.idle_timer_fired(now);
             ctx.kick();
@@ -1326,6 +1370,10 @@ impl Scheduler for Bfq {
             (
                 "in_service_queue".into(),
                 self.sched.in_service().map_or("none".into(), |q| format!("{:?}", self.q(q).key)),
+            ),
+            (
+                "next_in_service".into(),
+                self.sched.next_in_service().map_or("none".into(), |q| format!("{:?}", self.q(q).key)),
             ),
             ("busy_queues".into(), format!("{:?}", self.busy_queues)),
             ("max_budget".into(), self.max_budget.to_string()),

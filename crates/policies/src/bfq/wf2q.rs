@@ -7,11 +7,12 @@
 //! `vtime`). Service is counted in sectors; virtual time advances by
 //! `served << 22 / wsum`. The next entity is the *eligible* one (start ≤ vtime) with the
 //! smallest finish time. The kernel finds it in a red-black tree ordered by finish time
-//! and augmented with each subtree's smallest start; here the active entities are kept
-//! ordered by finish time and, separately, by start time, and the lookup walks them in
-//! finish order until one is eligible — the same choice, with the same tie-break (among
-//! equal finish times, the one inserted first). Timestamps are ordered as plain integers
-//! in the trees: they would wrap only after 2^42 sectors of service at weight 1.
+//! and augmented with each subtree's smallest start. Here the active entities are split:
+//! the eligible ones ordered by finish time, the others by start time, and an entity
+//! moves across when virtual time reaches its start (virtual time only grows while
+//! entities are active, and a start does not change on the tree), so the lookup is the
+//! first eligible entry (ties to the one inserted first). Timestamps are ordered as plain
+//! integers in the trees: they would wrap only after 2^42 sectors of service at weight 1.
 
 use iosched_core::FastMap;
 use std::collections::BTreeMap;
@@ -63,9 +64,10 @@ pub(super) struct Entity {
 struct ServiceTree {
     vtime: u64,
     wsum: u64,
-    /// Active entities by (finish, insertion), and by (start, insertion).
-    active: BTreeMap<(u64, u64), QId>,
-    active_start: BTreeMap<(u64, u64), QId>,
+    /// Active entities with start ≤ vtime, by (finish, insertion); the others by (start,
+    /// insertion).
+    eligible: BTreeMap<(u64, u64), QId>,
+    ineligible: BTreeMap<(u64, u64), QId>,
     /// Idle entities by (finish, insertion).
     idle: BTreeMap<(u64, u64), QId>,
 }
@@ -81,9 +83,25 @@ pub(super) struct Wf2q {
     class_idle_last_service: Option<u64>,
     seq: u64,
     released: Vec<QId>,
+    /// `sd->next_in_service`: cached, and updated only when the trees change, as in the
+    /// kernel — so which queue is served next can depend on when it was looked up.
+    next_in_service: Option<QId>,
+    /// The clock and the IDLE-class period for lookups (jiffies).
+    now_j: u64,
+    idle_timeout: u64,
 }
 
 impl Wf2q {
+    pub fn new(idle_timeout: u64) -> Wf2q {
+        Wf2q { idle_timeout, ..Wf2q::default() }
+    }
+    /// The current time, for the IDLE-class guarantee of the lookups that follow.
+    pub fn set_now(&mut self, now_j: u64) {
+        self.now_j = now_j;
+    }
+    pub fn next_in_service(&self) -> Option<QId> {
+        self.next_in_service
+    }
     pub fn add(&mut self, q: QId, class: usize, weight: u32) {
         self.entities.insert(q, Entity { class, weight, ..Entity::default() });
     }
@@ -122,8 +140,11 @@ impl Wf2q {
         let st = &mut self.trees[e.class];
         match tree {
             Tree::Active => {
-                st.active.insert((e.finish, seq), q);
-                st.active_start.insert((e.start, seq), q);
+                if gt(e.start, st.vtime) {
+                    st.ineligible.insert((e.start, seq), q);
+                } else {
+                    st.eligible.insert((e.finish, seq), q);
+                }
             }
             Tree::Idle => {
                 st.idle.insert((e.finish, seq), q);
@@ -136,10 +157,7 @@ impl Wf2q {
         let e = self.entities.get_mut(&q).unwrap();
         let st = &mut self.trees[e.class];
         let found = match e.tree {
-            Tree::Active => {
-                st.active_start.remove(&(e.start, e.seq));
-                st.active.remove(&(e.finish, e.seq))
-            }
+            Tree::Active => st.eligible.remove(&(e.finish, e.seq)).or_else(|| st.ineligible.remove(&(e.start, e.seq))),
             Tree::Idle => st.idle.remove(&(e.finish, e.seq)),
             Tree::None => return,
         };
@@ -193,6 +211,7 @@ impl Wf2q {
             Tree::Active => unreachable!("activating an active entity"),
         }
         self.fin_time_enqueue(q, backshifted);
+        self.update_next_in_service(Some(q), false);
     }
 
     /// `__bfq_requeue_entity` for the in-service entity (expired with backlog): its
@@ -205,6 +224,7 @@ impl Wf2q {
         e.start = e.finish;
         self.fin_time_enqueue(q, false);
         self.in_service = None;
+        self.update_next_in_service(Some(q), true);
     }
 
     /// `__bfq_requeue_entity` for an active entity not in service whose budget changed:
@@ -213,29 +233,65 @@ impl Wf2q {
         debug_assert_eq!(self.entity(q).tree, Tree::Active);
         self.extract(q);
         self.fin_time_enqueue(q, false);
+        self.update_next_in_service(Some(q), false);
     }
 
-    /// `__bfq_deactivate_entity(entity, ins_into_idle_tree = true)`: the queue emptied.
-    /// An entity still owed service (finish beyond `vtime`) waits on the idle tree with
-    /// its weight in `wsum`; otherwise it is forgotten.
-    pub fn deactivate(&mut self, q: QId) {
+    /// `bfq_deactivate_entity(entity, ins_into_idle_tree = true, expiration)`: the queue
+    /// emptied. Its finish follows the service it received; an entity still owed service
+    /// (finish beyond `vtime`) waits on the idle tree with its weight in `wsum`,
+    /// otherwise it is forgotten. A queue not in service also loses its service count
+    /// (nobody resets it at an expiration).
+    pub fn deactivate(&mut self, q: QId, expiration: bool) {
         let was_in_service = self.in_service == Some(q);
-        if was_in_service {
-            let service = self.entity(q).service;
-            self.calc_finish(q, service);
-            self.in_service = None;
-        }
-        let e = self.entity(q);
-        let (class, tree, finish) = (e.class, e.tree, e.finish);
+        let tree = self.entity(q).tree;
         if tree == Tree::None && !was_in_service {
             return; // not on a service tree (`on_st_or_in_serv` is false)
         }
+        // Off its tree first: the trees are keyed by the timestamps about to change.
         self.extract(q);
+        let service = self.entity(q).service;
+        self.calc_finish(q, service);
+        if was_in_service {
+            self.in_service = None;
+        } else {
+            self.entity_mut(q).service = 0;
+        }
+        let (class, finish) = (self.entity(q).class, self.entity(q).finish);
         if gt(finish, self.trees[class].vtime) {
             self.insert(q, Tree::Idle);
         } else {
             self.forget(q);
         }
+        if self.next_in_service == Some(q) {
+            self.update_next_in_service(None, expiration);
+        }
+    }
+
+    /// `bfq_update_next_in_service`: a changed entity that is eligible, of the same class
+    /// and finishes earlier replaces the cached next one without a lookup; otherwise the
+    /// next one is looked up (moving vtime only if nothing is in service, or during an
+    /// expiration).
+    fn update_next_in_service(&mut self, new: Option<QId>, expiration: bool) {
+        let mut next = self.next_in_service;
+        let mut without_lookup = false;
+        if let Some(n) = new
+            && Some(n) != next
+        {
+            without_lookup = match next {
+                None => true,
+                Some(cur) => {
+                    let (ne, ce) = (self.entity(n), self.entity(cur));
+                    ne.class == ce.class && !gt(ne.start, self.trees[ne.class].vtime) && gt(ce.finish, ne.finish)
+                }
+            };
+            if without_lookup {
+                next = Some(n);
+            }
+        }
+        if !without_lookup {
+            next = self.lookup_next(expiration);
+        }
+        self.next_in_service = next;
     }
 
     /// `bfq_bfqq_served`: charge `served` sectors and advance virtual time.
@@ -243,9 +299,26 @@ impl Wf2q {
         let e = self.entity_mut(q);
         e.service += served;
         let class = e.class;
-        let st = &mut self.trees[class];
-        st.vtime = st.vtime.wrapping_add(delta(served, st.wsum.max(1) as u32));
+        let st = &self.trees[class];
+        let v = st.vtime.wrapping_add(delta(served, st.wsum.max(1) as u32));
+        self.set_vtime(class, v);
         self.forget_idle(class);
+    }
+
+    /// Move virtual time; entities whose start it reaches become eligible.
+    fn set_vtime(&mut self, class: usize, v: u64) {
+        let st = &mut self.trees[class];
+        st.vtime = v;
+        while let Some((&(start, seq), &q)) = st.ineligible.first_key_value()
+            && !gt(start, v)
+        {
+            st.ineligible.pop_first();
+            st.eligible.insert((self.entities[&q].finish, seq), q);
+        }
+    }
+
+    fn active_is_empty(&self, class: usize) -> bool {
+        self.trees[class].eligible.is_empty() && self.trees[class].ineligible.is_empty()
     }
 
     /// `bfq_forget_idle`: if nothing is active, jump vtime to the last idle finish time;
@@ -254,11 +327,12 @@ impl Wf2q {
         let first = self.extreme_idle(class, false);
         let last = self.extreme_idle(class, true);
         let vtime = self.trees[class].vtime;
-        if self.trees[class].active.is_empty()
+        if self.active_is_empty(class)
             && let Some(l) = last
             && !gt(self.entity(l).finish, vtime)
         {
-            self.trees[class].vtime = self.entity(l).finish;
+            let f = self.entity(l).finish;
+            self.set_vtime(class, f);
         }
         let vtime = self.trees[class].vtime;
         if let Some(f) = first
@@ -287,25 +361,34 @@ impl Wf2q {
     /// evaluated, not made, while an entity is in service).
     fn lookup_in(&mut self, class: usize, in_service: bool) -> Option<QId> {
         let st = &self.trees[class];
-        let (&(min_start, _), _) = st.active_start.first_key_value()?;
-        let new_vtime = if gt(min_start, st.vtime) { min_start } else { st.vtime };
-        if !in_service && gt(new_vtime, st.vtime) {
-            self.trees[class].vtime = new_vtime;
-            self.forget_idle(class);
+        if let Some((_, &q)) = st.eligible.first_key_value() {
+            return Some(q); // the smallest start is eligible already: no jump
         }
-        // In finish order, the first eligible one (there is one: after the jump the
-        // smallest start is eligible).
-        self.trees[class].active.values().copied().find(|q| !gt(self.entities[q].start, new_vtime))
+        let (&(min_start, _), _) = st.ineligible.first_key_value()?;
+        if !in_service {
+            self.set_vtime(class, min_start);
+            self.forget_idle(class);
+            return self.trees[class].eligible.first_key_value().map(|(_, &q)| q);
+        }
+        // While an entity is in service the jump is only evaluated: those starting at the
+        // would-be vtime are the eligible ones.
+        self.trees[class]
+            .ineligible
+            .range(..=(min_start, u64::MAX))
+            .map(|(&(_, seq), &q)| (self.entities[&q].finish, seq, q))
+            .min()
+            .map(|(_, _, q)| q)
     }
 
     /// `bfq_lookup_next_entity`: classes in priority order, except that the IDLE class is
     /// served once every `idle_timeout` jiffies if it has an active entity.
-    pub fn lookup_next(&mut self, now_j: u64, idle_timeout: u64) -> Option<QId> {
-        let in_service = self.in_service.is_some();
+    fn lookup_next(&mut self, expiration: bool) -> Option<QId> {
+        let in_service = self.in_service.is_some() && !expiration;
         let mut first_class = 0;
+        let now_j = self.now_j;
         let last = *self.class_idle_last_service.get_or_insert(now_j);
-        if now_j > last.saturating_add(idle_timeout) {
-            if !self.trees[2].active.is_empty() {
+        if now_j > last.saturating_add(self.idle_timeout) {
+            if !self.active_is_empty(2) {
                 first_class = 2;
             }
             self.class_idle_last_service = Some(now_j);
@@ -313,18 +396,20 @@ impl Wf2q {
         (first_class..3).find_map(|c| self.lookup_in(c, in_service))
     }
 
-    /// `bfq_get_next_queue` + the in-service bookkeeping: the chosen entity leaves the
-    /// active tree while it is served, and starts its slot with no service.
-    pub fn set_in_service(&mut self, q: QId) {
+    /// `bfq_get_next_queue`: the cached next entity goes in service and leaves the active
+    /// tree while it is served; the next one after it is looked up (vtime stays).
+    pub fn set_in_service(&mut self) -> Option<QId> {
         debug_assert!(self.in_service.is_none());
+        let q = self.next_in_service?;
         self.extract(q);
-        self.entity_mut(q).service = 0;
         self.in_service = Some(q);
+        self.update_next_in_service(None, false);
+        Some(q)
     }
 
     /// How many entities are on the active tree of `class` (for debug output).
     pub fn active_len(&self, class: usize) -> usize {
-        self.trees[class].active.len()
+        self.trees[class].eligible.len() + self.trees[class].ineligible.len()
     }
 }
 
@@ -333,7 +418,7 @@ mod tests {
     use super::*;
 
     fn tree(weights: &[u32], budget: u64) -> Wf2q {
-        let mut w = Wf2q::default();
+        let mut w = Wf2q::new(u64::MAX);
         for (i, &wt) in weights.iter().enumerate() {
             w.add(i as QId, 1, wt);
             w.entity_mut(i as QId).budget = budget;
@@ -349,11 +434,11 @@ mod tests {
         let mut w = tree(&[10, 20, 40], 100);
         let mut got = [0u64; 3];
         for _ in 0..700 {
-            let q = w.lookup_next(0, u64::MAX).unwrap();
-            w.set_in_service(q);
+            let q = w.set_in_service().unwrap();
             w.served(q, 100);
             got[q as usize] += 100;
             w.requeue_in_service(q);
+            w.entity_mut(q).service = 0; // bfq_bfqq_expire does this after the requeue
         }
         assert_eq!(got, [10_000, 20_000, 40_000]);
     }
@@ -363,15 +448,13 @@ mod tests {
     #[test]
     fn idle_tree_holds_weight_until_vtime_passes() {
         let mut w = tree(&[10, 10], 100);
-        let q = w.lookup_next(0, u64::MAX).unwrap();
-        w.set_in_service(q);
+        let q = w.set_in_service().unwrap();
         w.served(q, 10);
-        w.deactivate(q);
+        w.deactivate(q, true);
         assert_eq!(w.entity(q).tree, Tree::Idle);
         assert_eq!(w.wsum(1), 20);
         let other = 1 - q;
-        let n = w.lookup_next(0, u64::MAX).unwrap();
-        w.set_in_service(n);
+        assert_eq!(w.set_in_service(), Some(other));
         w.served(other, 100);
         assert_eq!(w.entity(q).tree, Tree::None, "vtime passed its finish: forgotten");
         assert_eq!(w.wsum(1), 10);
@@ -382,10 +465,9 @@ mod tests {
     #[test]
     fn restart_from_idle_finish_and_class_priority() {
         let mut w = tree(&[10, 10], 100);
-        let q = w.lookup_next(0, u64::MAX).unwrap();
-        w.set_in_service(q);
+        let q = w.set_in_service().unwrap();
         w.served(q, 50);
-        w.deactivate(q);
+        w.deactivate(q, true);
         let f = w.entity(q).finish;
         w.entity_mut(q).budget = 100;
         w.activate(q, false);
@@ -393,6 +475,6 @@ mod tests {
         w.add(9, 0, 10);
         w.entity_mut(9).budget = 100;
         w.activate(9, false);
-        assert_eq!(w.lookup_next(0, u64::MAX), Some(9));
+        assert_eq!(w.next_in_service(), Some(9));
     }
 }

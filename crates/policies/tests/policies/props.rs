@@ -242,9 +242,10 @@ fn wait_bound_ms(sched: &str) -> Option<u64> {
         "kyber" => Some(3 * (16 + 8) * 10 + 100),
         // Seven queues (six processes' sync queues, the shared async one), each slot ended
         // by the 125 ms budget timeout plus the request in flight and an idle wait; a
-        // request that loses the elevator order in its queue's slot goes at the next slot
-        // (the FIFO is checked once per slot): two rounds.
-        "bfq" => Some(2 * 7 * (125 + 10 + 8) + 200),
+        // request that loses the elevator order in its queue's slot is its FIFO's head at
+        // the next slot, which checks the FIFO once: two rounds. B-WF2Q+ may let one queue
+        // lead its fair share by one slot, so a round is counted as eight slots.
+        "bfq" => Some(2 * (7 + 1) * (125 + 10 + 8) + 200),
         _ => None,
     }
 }
