@@ -14,9 +14,11 @@ use crate::error::Error;
 use iosched_disk::Device;
 
 /// Load a disk model by profile name or path; `seed` fixes the spindle's starting angle.
-pub fn load(profile: &str, seed: u64) -> Result<Box<dyn Device + Send>, Error> {
+/// Also says whether the modelled disk rotates (the queue's `rotational` flag).
+pub fn load(profile: &str, seed: u64) -> Result<(Box<dyn Device + Send>, bool), Error> {
     let p = iosched_disk::load_profile(profile).map_err(|e| Error(format!("--emulate {profile}: {e}")))?;
-    Ok(p.build_boxed(seed))
+    let rotational = matches!(p.kind, iosched_disk::profile::ProfileKind::Hdd(_));
+    Ok((p.build_boxed(seed), rotational))
 }
 
 #[cfg(test)]
@@ -46,9 +48,11 @@ mod tests {
     #[test]
     fn ide_2003_punishes_interleaved_streams() {
         let seq: Vec<(u64, u32)> = (0..64).map(|i| (i * 8, 8)).collect();
-        let t_seq = run(&mut *load("ide-2003", 1).unwrap(), &seq);
+        let (mut d, rotational) = load("ide-2003", 1).unwrap();
+        assert!(rotational);
+        let t_seq = run(&mut *d, &seq);
         let inter: Vec<(u64, u32)> = (0..64).map(|i| ((i % 16) * 2_000_000 + (i / 16) * 8, 8)).collect();
-        let t_inter = run(&mut *load("ide-2003", 1).unwrap(), &inter);
+        let t_inter = run(&mut *load("ide-2003", 1).unwrap().0, &inter);
         assert!(t_inter > 4 * t_seq, "interleaved {t_inter} ns vs sequential {t_seq} ns");
         let Err(e) = load("no-such-disk", 1) else { panic!("loaded a profile that does not exist") };
         assert!(e.0.contains("ide-2003"), "{e}");

@@ -274,13 +274,17 @@ impl Target {
     /// Open (or create) `path` and start its dispatcher.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Target, Error> {
         let path = path.as_ref();
-        let model = match &opts.emulate {
-            Some(p) => Some(emulate::load(p, opts.seed)?),
-            None => None,
+        let (model, rotational) = match &opts.emulate {
+            Some(p) => {
+                let (m, rot) = emulate::load(p, opts.seed)?;
+                (Some(m), Some(rot))
+            }
+            None => (None, target::rotational(path)),
         };
-        // The queue, with the implied device depth recorded in the effective spec.
+        // The queue, with the implied device depth and rotational flag recorded in the
+        // effective spec (so a recorded trace replays with them).
         let depth_default = model.as_ref().map(|m| m.queue_depth()).unwrap_or(DEFAULT_REAL_DEPTH);
-        let spec = effective_spec(&opts.sched, depth_default)?;
+        let spec = effective_spec(&opts.sched, depth_default, rotational)?;
         let mut queue = spec.queue().map_err(|e| Error(format!("--sched {}: {e}", opts.sched.text)))?;
         let depth = queue.config().depth;
         if let Some(m) = &model
@@ -556,13 +560,24 @@ impl Drop for Handle {
     }
 }
 
-fn effective_spec(spec: &SchedSpec, depth: u32) -> Result<SchedSpec, Error> {
-    if spec.settings.iter().any(|(k, _)| k == "queue_depth") {
-        return Ok(spec.clone());
+/// The spec with what the driver knows added, unless the user set it: the device depth,
+/// and whether the device rotates (if known).
+fn effective_spec(spec: &SchedSpec, depth: u32, rotational: Option<bool>) -> Result<SchedSpec, Error> {
+    let has = |key: &str| spec.settings.iter().any(|(k, _)| k == key);
+    let mut text = spec.text.clone();
+    let mut add = |kv: String| {
+        text.push(if text.contains(':') { ',' } else { ':' });
+        text.push_str(&kv);
+    };
+    if !has("queue_depth") {
+        add(format!("queue_depth={depth}"));
     }
-    let sep = if spec.text.contains(':') { ',' } else { ':' };
-    SchedSpec::parse(&format!("{}{sep}queue_depth={depth}", spec.text))
-        .map_err(|e| Error(format!("--sched {}: {e}", spec.text)))
+    if let Some(r) = rotational
+        && !has("rotational")
+    {
+        add(format!("rotational={}", r as u8));
+    }
+    SchedSpec::parse(&text).map_err(|e| Error(format!("--sched {}: {e}", spec.text)))
 }
 
 fn make_backend(
@@ -967,5 +982,20 @@ impl Env for Dispatcher {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The driver's depth and rotational flag are added unless the user set them.
+    #[test]
+    fn effective_spec_adds_what_the_driver_knows() {
+        let p = |t: &str| SchedSpec::parse(t).unwrap();
+        assert_eq!(effective_spec(&p("bfq"), 32, Some(false)).unwrap().text, "bfq:queue_depth=32,rotational=0");
+        assert_eq!(effective_spec(&p("bfq"), 1, None).unwrap().text, "bfq:queue_depth=1");
+        let user = effective_spec(&p("bfq:rotational=1,queue_depth=4"), 32, Some(false)).unwrap();
+        assert_eq!(user.text, "bfq:rotational=1,queue_depth=4");
     }
 }

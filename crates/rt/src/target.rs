@@ -241,6 +241,29 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool) -> Result<Ta
     Ok(t)
 }
 
+/// Whether the device under `path` rotates, from sysfs (`queue/rotational` of the block
+/// device itself, or of the device holding the file; a partition reads its disk's). `None`
+/// when it cannot be told (a file on tmpfs or overlayfs, no sysfs).
+pub fn rotational(path: &Path) -> Option<bool> {
+    // A target that does not exist yet will be created in its directory.
+    let md = std::fs::metadata(path).or_else(|_| {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::metadata(parent)
+    });
+    let md = md.ok()?;
+    let dev = if md.file_type().is_block_device() { md.rdev() } else { md.dev() };
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    [sys.join("queue/rotational"), sys.join("../queue/rotational")]
+        .iter()
+        .find_map(|f| std::fs::read_to_string(f).ok())
+        .and_then(|v| match v.trim() {
+            "0" => Some(false),
+            "1" => Some(true),
+            _ => None,
+        })
+}
+
 /// Why a block device looks in use, if it does.
 fn blockdev_in_use(rdev: u64) -> Option<String> {
     let (maj, min) = (libc::major(rdev), libc::minor(rdev));
@@ -333,6 +356,20 @@ fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The flag comes from sysfs when the path is on a block device; a pseudo filesystem
+    /// has none, and a path that does not exist yet is judged by its directory.
+    #[test]
+    fn rotational_flag_from_sysfs() {
+        assert_eq!(rotational(Path::new("/proc/self/status")), None);
+        let d = tmpdir("rot");
+        let dev = std::fs::metadata(&d).unwrap().dev();
+        let f = format!("/sys/dev/block/{}:{}/queue/rotational", libc::major(dev), libc::minor(dev));
+        let want = std::fs::read_to_string(&f).ok().map(|v| v.trim() == "1");
+        if want.is_some() {
+            assert_eq!(rotational(&d.join("not-yet")), want);
+        }
+    }
 
     fn tmpdir(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("iosched-rt-target-{name}-{}", std::process::id()));
