@@ -67,7 +67,7 @@ pub const SCHEDULERS: &[Info] = &[
     Info {
         name: "bfq",
         aliases: &[],
-        follows: "block/bfq-iosched.c + bfq-wf2q.c, 6.x, no cgroups; weight raising, queue merging and injection not modelled",
+        follows: "block/bfq-iosched.c + bfq-wf2q.c, 6.x, with weight raising; no cgroups, queue merging or injection",
         summary: "per-process queues served in sector budgets by B-WF2Q+ (weight from I/O priority), with idling",
     },
 ];

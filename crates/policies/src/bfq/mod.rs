@@ -18,14 +18,15 @@
 //! idling (`slice_idle`, shorter for seeky queues) decided by `bfq_better_to_idle` from
 //! think time, seekiness, I/O-boundness, the rotational flag, detected command queueing
 //! and the asymmetry of weights and classes; preemption and service-hole recovery when a
-//! queue turns busy; `strict_guarantees`; FIFO expiry once per slot; the elevator order
-//! inside a queue (`bfq_choose_req`); blk-mq's 3 ms re-run after an empty dispatch.
+//! queue turns busy; weight raising (`low_latency`: interactive ×30 for a duration scaled
+//! by the peak rate, soft real-time ×3000, async raising) and large-burst detection;
+//! `strict_guarantees`; FIFO expiry once per slot; the elevator order inside a queue
+//! (`bfq_choose_req`); blk-mq's 3 ms re-run after an empty dispatch.
 //!
-//! Not modelled, so the policy is BFQ with these heuristics off: weight raising
-//! (`low_latency`, accepted only as 0), burst detection, queue merging (EQM and stable
-//! merges), I/O injection and waker detection, tag depth limits, multiple actuators,
-//! cgroups. The kernel cannot turn merging or injection off; with them this model would
-//! serve cooperating processes and idling holes more efficiently than it does.
+//! Not modelled: queue merging (EQM and stable merges), I/O injection and waker
+//! detection, tag depth limits, multiple actuators, cgroups. The kernel cannot turn
+//! merging or injection off; with them this model would serve cooperating processes and
+//! idling holes more efficiently than it does.
 
 mod wf2q;
 
@@ -47,7 +48,7 @@ const TUNABLES: &[Spec] = &[
         i32::MAX as i64,
         "largest budget in sectors; 0 = auto (estimated peak rate × timeout_sync)",
     ),
-    Spec::count("low_latency", 0, 0, "weight raising; not modelled, so only 0 is accepted"),
+    Spec::boolean("low_latency", "weight raising of interactive and soft real-time queues"),
     Spec::boolean("strict_guarantees", "always idle, and one request in the device at a time"),
     Spec::millis("fifo_expire_sync", 1, i32::MAX as i64, "age after which a sync request is served first"),
     Spec::millis("fifo_expire_async", 1, i32::MAX as i64, "age after which an async request is served first"),
@@ -78,6 +79,26 @@ const RATE_MIN_INTERVAL: u64 = 300 * NS_PER_MS;
 const RATE_REF_INTERVAL: u64 = 1000 * NS_PER_MS;
 /// `ref_rate` (rotational, non-rotational), (sectors/µs) << RATE_SHIFT.
 const REF_RATE: [u64; 2] = [14_000, 33_000];
+/// Weight raising (`low_latency`): the interactive factor, and the soft real-time factor
+/// on top of it (`bfq_wr_coeff`, `BFQ_SOFTRT_WEIGHT_FACTOR`).
+const WR_COEFF: u32 = 30;
+const SOFTRT_WEIGHT_FACTOR: u32 = 100;
+/// `bfq_wr_rt_max_time`, `bfq_wr_min_idle_time`, `bfq_wr_min_inter_arr_async`, ms.
+const WR_RT_MAX_TIME_MS: u64 = 300;
+const WR_MIN_IDLE_TIME_MS: u64 = 2000;
+const WR_MIN_INTER_ARR_ASYNC_MS: u64 = 500;
+/// `bfq_wr_max_softrt_rate`, sectors per second.
+const WR_MAX_SOFTRT_RATE: i64 = 7000;
+/// `max_service_from_wr`, sectors: interactive raising ends after this much service.
+const MAX_SERVICE_FROM_WR: u64 = 120_000;
+/// `ref_wr_duration` (rotational, non-rotational), ms.
+const REF_WR_DURATION_MS: [u64; 2] = [7000, 2500];
+/// `bfq_burst_interval` (ms) and `bfq_large_burst_thresh`.
+const BURST_INTERVAL_MS: u64 = 180;
+const LARGE_BURST_THRESH: u32 = 8;
+/// "Minus infinity from now" in jiffies (`bfq_smallest_from_now`).
+const NEVER: i64 = i64::MIN / 4;
+
 /// blk-mq's delayed re-run after a dispatch that returned nothing (`BLK_MQ_BUDGET_DELAY`).
 const RERUN_DELAY: Duration = Duration::from_millis(3);
 
@@ -168,7 +189,23 @@ struct BfqQueue {
     /// In the weight-counter tree (busy or with requests in the device).
     in_weights: bool,
     /// Jiffies: end of the slot's budget timeout; while idle, when it became idle.
-    budget_timeout: u64,
+    budget_timeout: i64,
+    /// The weight of its I/O priority (`orig_weight`); the entity's is this × `wr_coeff`.
+    orig_weight: u32,
+    /// The weight it is counted under in the weight-counter tree.
+    weights_key: u32,
+    // Weight raising (jiffies as i64, so that "minus infinity" compares).
+    wr_coeff: u32,
+    wr_cur_max_time: i64,
+    last_wr_start_finish: i64,
+    wr_start_at_switch_to_srt: i64,
+    soft_rt_next_start: i64,
+    service_from_wr: u64,
+    last_idle_bklogged: i64,
+    service_from_backlogged: u64,
+    softrt_update: bool,
+    in_large_burst: bool,
+    in_burst_list: bool,
     seek_history: u32,
     last_request_pos: u64,
     ttime: TTime,
@@ -180,6 +217,10 @@ impl BfqQueue {
     /// `BFQQ_SEEKY`: more than 19 of the last 32 requests were seeky.
     fn seeky(&self) -> bool {
         self.seek_history.count_ones() > 19
+    }
+    /// `BFQQ_TOTALLY_SEEKY`: all of the last 32 were.
+    fn totally_seeky(&self) -> bool {
+        self.seek_history == u32::MAX
     }
     fn queued_total(&self) -> u32 {
         self.queued[0] + self.queued[1]
@@ -198,6 +239,18 @@ pub struct Bfq {
     fifo_expire: [u64; 2],
     back_seek_max_kib: u64,
     back_seek_penalty: u64,
+    low_latency: bool,
+
+    /// The current time in jiffies (set at every hook).
+    now_j: i64,
+    wr_busy_queues: u32,
+    /// `rate_dur_prod`: reference rate × reference raising duration (jiffies).
+    rate_dur_prod: u64,
+    // Burst detection (`burst_list`, `burst_size`, `large_burst`, `last_ins_in_burst`).
+    burst_list: Vec<QId>,
+    burst_size: u32,
+    large_burst: bool,
+    last_ins_in_burst: i64,
 
     // Device properties (`blk_queue_nonrot`, inferred `hw_tag`).
     rotational: bool,
@@ -256,6 +309,14 @@ impl Bfq {
             fifo_expire: [250 * NS_PER_MS, 125 * NS_PER_MS],
             back_seek_max_kib: 16 * 1024,
             back_seek_penalty: 2,
+            low_latency: true,
+            now_j: 0,
+            wr_busy_queues: 0,
+            rate_dur_prod: 0,
+            burst_list: Vec::new(),
+            burst_size: 0,
+            large_burst: false,
+            last_ins_in_burst: NEVER,
             rotational: true,
             hw_tag: -1,
             max_rq_in_driver: 0,
@@ -296,7 +357,9 @@ impl Bfq {
     /// `bfq_init_queue`: the initial peak rate is 2/3 of the reference for the device
     /// kind; the maximum budget stays at the default until a rate has been measured.
     fn reset_peak_rate(&mut self) {
-        self.peak_rate = REF_RATE[!self.rotational as usize] * 2 / 3;
+        let kind = !self.rotational as usize;
+        self.peak_rate = REF_RATE[kind] * 2 / 3;
+        self.rate_dur_prod = REF_RATE[kind] * self.hz.msecs_to_jiffies(REF_WR_DURATION_MS[kind]);
         if self.user_max_budget == 0 {
             self.max_budget = DEFAULT_MAX_BUDGET;
         }
@@ -315,6 +378,173 @@ impl Bfq {
     }
     fn qm(&mut self, q: QId) -> &mut BfqQueue {
         self.queues.get_mut(&q).expect("bfq queue exists")
+    }
+
+    /// Every hook starts here: the clock for jiffy arithmetic and B-WF2Q+'s lookups.
+    fn tick(&mut self, now: Instant) {
+        self.now_j = self.hz.jiffies(now) as i64;
+        self.sched.set_now(self.now_j as u64);
+    }
+    fn ms_j(&self, ms: u64) -> i64 {
+        self.hz.msecs_to_jiffies(ms) as i64
+    }
+
+    /// `bfq_wr_duration`: interactive raising lasts the reference duration scaled by how
+    /// much slower than the reference the device is, 3 s to 25 s.
+    fn wr_duration(&self) -> i64 {
+        let dur = (self.rate_dur_prod / self.peak_rate.max(1)) as i64;
+        dur.clamp(self.ms_j(3000), self.ms_j(25_000))
+    }
+    fn wr_rt_max_time(&self) -> i64 {
+        self.ms_j(WR_RT_MAX_TIME_MS)
+    }
+
+    /// Set the raising factor; the weight follows at the next (re)queueing
+    /// (`prio_changed`), and `wr_busy_queues` counts busy raised queues.
+    fn set_wr_coeff(&mut self, q: QId, coeff: u32) {
+        let b = self.qm(q);
+        let (old, busy) = (b.wr_coeff, b.busy);
+        b.wr_coeff = coeff;
+        let w = b.orig_weight * coeff;
+        if busy && (old > 1) != (coeff > 1) {
+            if coeff > 1 {
+                self.wr_busy_queues += 1;
+            } else {
+                self.wr_busy_queues -= 1;
+            }
+        }
+        if old != coeff {
+            self.sched.entity_mut(q).pending_weight = Some(w);
+        }
+    }
+
+    /// `bfq_bfqq_end_wr`.
+    fn end_wr(&mut self, q: QId) {
+        if self.q(q).wr_cur_max_time != self.wr_rt_max_time() {
+            self.qm(q).soft_rt_next_start = self.now_j;
+        }
+        self.set_wr_coeff(q, 1);
+        let now_j = self.now_j;
+        let b = self.qm(q);
+        b.wr_cur_max_time = 0;
+        b.last_wr_start_finish = now_j;
+    }
+
+    /// `switch_back_to_interactive_wr`: a soft real-time period ends inside an interactive
+    /// one, which resumes from where it was.
+    fn switch_back_to_interactive_wr(&mut self, q: QId) {
+        let dur = self.wr_duration();
+        self.set_wr_coeff(q, WR_COEFF);
+        let b = self.qm(q);
+        b.wr_cur_max_time = dur;
+        b.last_wr_start_finish = b.wr_start_at_switch_to_srt;
+    }
+
+    /// `bfq_bfqq_softrt_next_start`: the earliest time at which the next batch may come
+    /// for the queue to stay under the soft real-time rate, and after an idle slice.
+    fn softrt_next_start(&self, q: QId) -> i64 {
+        let b = self.q(q);
+        let by_rate =
+            b.last_idle_bklogged + self.hz.get() as i64 * b.service_from_backlogged as i64 / WR_MAX_SOFTRT_RATE;
+        let slice = self.hz.duration_to_jiffies(Duration::from_nanos(self.slice_idle)) as i64;
+        b.soft_rt_next_start.max(by_rate).max(self.now_j + slice + 4)
+    }
+
+    /// `bfq_bfqq_served`: charge the service to B-WF2Q+ and to the raising and backlog
+    /// counters.
+    fn served(&mut self, q: QId, sectors: u64) {
+        self.sched.served(q, sectors);
+        let b = self.qm(q);
+        if b.wr_coeff > 1 {
+            b.service_from_wr += sectors;
+        }
+        b.service_from_backlogged += sectors;
+        self.free_released();
+    }
+
+    /// `bfq_handle_burst`, for a newly created sync queue's first request: queues created
+    /// within 180 ms of each other form a burst; at eight the burst is large and its
+    /// queues get no weight raising.
+    fn handle_burst(&mut self, q: QId) {
+        let b = self.q(q);
+        if b.in_burst_list || b.in_large_burst {
+            return;
+        }
+        let now_j = self.now_j;
+        if self.last_ins_in_burst + self.ms_j(BURST_INTERVAL_MS) < now_j {
+            // The burst is over: a possible new one starts with this queue, if nothing
+            // else is busy.
+            self.large_burst = false;
+            for old in std::mem::take(&mut self.burst_list) {
+                if let Some(o) = self.queues.get_mut(&old) {
+                    o.in_burst_list = false;
+                }
+            }
+            if self.tot_busy() == 0 {
+                self.burst_list.push(q);
+                self.qm(q).in_burst_list = true;
+                self.burst_size = 1;
+            } else {
+                self.burst_size = 0;
+            }
+        } else if self.large_burst {
+            self.qm(q).in_large_burst = true;
+        } else {
+            // bfq_add_to_burst
+            self.burst_size += 1;
+            if self.burst_size == LARGE_BURST_THRESH {
+                self.large_burst = true;
+                for m in std::mem::take(&mut self.burst_list) {
+                    if let Some(o) = self.queues.get_mut(&m) {
+                        o.in_large_burst = true;
+                        o.in_burst_list = false;
+                    }
+                }
+                self.qm(q).in_large_burst = true;
+            } else {
+                self.burst_list.push(q);
+                self.qm(q).in_burst_list = true;
+            }
+        }
+        self.last_ins_in_burst = now_j;
+    }
+
+    fn leave_burst_list(&mut self, q: QId) {
+        if self.q(q).in_burst_list {
+            self.burst_list.retain(|&x| x != q);
+            self.qm(q).in_burst_list = false;
+        }
+    }
+
+    /// `bfq_update_wr_data`, at each dispatch from the in-service queue: end raising
+    /// that ran out (a soft real-time period inside a live interactive one falls back to
+    /// it) or went past 120 000 sectors, and apply the weight at once.
+    fn update_wr_data(&mut self, q: QId) {
+        if self.q(q).wr_coeff > 1 {
+            let (in_burst, start, max_time, srt_start) = {
+                let b = self.q(q);
+                (b.in_large_burst, b.last_wr_start_finish, b.wr_cur_max_time, b.wr_start_at_switch_to_srt)
+            };
+            let rt_max = self.wr_rt_max_time();
+            if in_burst {
+                self.end_wr(q);
+            } else if start + max_time < self.now_j {
+                if max_time != rt_max || srt_start + self.wr_duration() < self.now_j {
+                    self.end_wr(q);
+                } else {
+                    self.switch_back_to_interactive_wr(q);
+                }
+            }
+            let b = self.q(q);
+            if b.wr_coeff > 1 && b.wr_cur_max_time != rt_max && b.service_from_wr > MAX_SERVICE_FROM_WR {
+                self.end_wr(q);
+            }
+        }
+        let raised_weight = self.sched.entity(q).weight > self.q(q).orig_weight;
+        if raised_weight != (self.q(q).wr_coeff > 1) {
+            self.sched.apply_pending_weight(q);
+            self.free_released();
+        }
     }
 
     /// `bfq_max_budget`: the default until enough budgets were handed out.
@@ -366,9 +596,22 @@ impl Bfq {
                 fifo_expire: false,
                 io_bound: tentative,
                 has_short_ttime: tentative,
-                just_created: true,
+                just_created: sync,
                 in_weights: false,
-                budget_timeout: 0,
+                budget_timeout: NEVER,
+                orig_weight: weight_of(level),
+                weights_key: 0,
+                wr_coeff: 1,
+                wr_cur_max_time: 0,
+                last_wr_start_finish: self.now_j,
+                wr_start_at_switch_to_srt: NEVER,
+                soft_rt_next_start: self.now_j,
+                service_from_wr: 0,
+                last_idle_bklogged: 0,
+                service_from_backlogged: 0,
+                softrt_update: false,
+                in_large_burst: false,
+                in_burst_list: false,
                 seek_history: 1,
                 last_request_pos: 0,
                 ttime: TTime { last_end_request: now_ns + 1, ..TTime::default() },
@@ -393,12 +636,23 @@ impl Bfq {
             return;
         }
         let key = b.key;
+        self.leave_burst_list(q);
         self.queues.remove(&q);
         self.keys.remove(&key);
         self.sched.remove(q);
     }
 
+    /// After B-WF2Q+ operations: free queues released from the idle trees, and move the
+    /// ones that took a new weight in the weight-counter tree (raised queues leave it).
     fn free_released(&mut self) {
+        for q in self.sched.take_reweighted() {
+            // As `__bfq_entity_update_weight_prio`: out of its old counter, into the new
+            // one unless raised (even if it had none: a queue whose raising just ended).
+            self.weights_remove(q);
+            if self.q(q).wr_coeff == 1 {
+                self.weights_add(q);
+            }
+        }
         for q in self.sched.take_released() {
             self.maybe_free(q);
         }
@@ -411,12 +665,14 @@ impl Bfq {
         if !self.q(q).in_weights {
             let w = self.sched.entity(q).weight;
             *self.weights.entry(w).or_insert(0) += 1;
-            self.qm(q).in_weights = true;
+            let b = self.qm(q);
+            b.in_weights = true;
+            b.weights_key = w;
         }
     }
     fn weights_remove(&mut self, q: QId) {
         if self.q(q).in_weights {
-            let w = self.sched.entity(q).weight;
+            let w = self.q(q).weights_key;
             let c = self.weights.get_mut(&w).expect("weight counted");
             *c -= 1;
             if *c == 0 {
@@ -430,7 +686,7 @@ impl Bfq {
     /// than one class has busy queues.
     fn asymmetric(&self, q: Option<QId>) -> bool {
         let smallest =
-            q.is_some_and(|q| self.q(q).in_weights && self.weights.keys().next() == Some(&self.sched.entity(q).weight));
+            q.is_some_and(|q| self.q(q).in_weights && self.weights.keys().next() == Some(&self.q(q).weights_key));
         let varied = !smallest && self.weights.len() > 1;
         let classes = self.busy_queues.iter().filter(|&&n| n > 0).count();
         varied || classes > 1
@@ -440,7 +696,11 @@ impl Bfq {
     /// scenario is symmetric.
     fn serv_to_charge(&self, id: ReqId, q: QId) -> u64 {
         let sectors = self.rqs[&id].rq.len_sectors as u64;
-        if self.q(q).sync || self.asymmetric(Some(q)) { sectors } else { sectors * ASYNC_CHARGE_FACTOR }
+        if self.q(q).sync || self.q(q).wr_coeff > 1 || self.asymmetric(Some(q)) {
+            sectors
+        } else {
+            sectors * ASYNC_CHARGE_FACTOR
+        }
     }
 
     fn budget_left(&self, q: QId) -> u64 {
@@ -460,15 +720,20 @@ impl Bfq {
         let hw_tag = self.hw_tag != 0;
         let rot_without_queueing = self.rotational && !hw_tag;
         let seq_io_bound = !b.seeky() && b.io_bound && b.has_short_ttime;
-        rot_without_queueing || ((self.rotational || !hw_tag) && seq_io_bound)
+        // While a raised queue is busy, the others lose throughput idling, so that the
+        // raised ones get the device's slots.
+        (rot_without_queueing || ((self.rotational || !hw_tag) && seq_io_bound)) && self.wr_busy_queues == 0
     }
 
     /// `idling_needed_for_service_guarantees`.
     fn idling_needed_for_guarantees(&self, q: QId) -> bool {
-        if !self.q(q).process_refs {
+        let b = self.q(q);
+        if !b.process_refs {
             return false;
         }
-        self.asymmetric(Some(q)) || self.tot_busy() == 1
+        (b.wr_coeff > 1 && (self.wr_busy_queues < self.tot_busy() || self.in_driver >= b.dispatched + 4))
+            || self.asymmetric(Some(q))
+            || self.tot_busy() == 1
     }
 
     /// `bfq_better_to_idle`.
@@ -492,7 +757,7 @@ impl Bfq {
     }
 
     fn budget_timed_out(&self, q: QId, now_j: u64) -> bool {
-        now_j >= self.q(q).budget_timeout
+        now_j as i64 >= self.q(q).budget_timeout
     }
 
     /// `bfq_may_expire_for_budg_timeout`: an idling queue is expired for its timeout only
@@ -506,8 +771,10 @@ impl Bfq {
     fn arm_slice_timer(&mut self, q: QId, now: Instant) {
         self.qm(q).wait_request = true;
         let mut sl = self.slice_idle;
-        if self.q(q).seeky() && !self.asymmetric(Some(q)) {
+        if self.q(q).seeky() && self.q(q).wr_coeff == 1 && !self.asymmetric(Some(q)) {
             sl = sl.min(MIN_TT);
+        } else if self.q(q).wr_coeff > 1 {
+            sl = sl.max(20 * NS_PER_MS);
         }
         self.last_idling_start = now.as_nanos();
         self.idle_timer = Some(now + Duration::from_nanos(sl));
@@ -554,6 +821,16 @@ impl Bfq {
         let seeky = self.rq_seeky(self.q(q).last_request_pos, rq);
         let b = self.qm(q);
         b.seek_history = (b.seek_history << 1) | seeky as u32;
+        // A soft real-time queue that turns totally seeky loses that raising.
+        let rt_max = self.wr_rt_max_time();
+        let b = self.q(q);
+        if b.wr_coeff > 1 && b.wr_cur_max_time == rt_max && b.totally_seeky() {
+            if b.wr_start_at_switch_to_srt + self.wr_duration() < self.now_j {
+                self.end_wr(q);
+            } else {
+                self.switch_back_to_interactive_wr(q);
+            }
+        }
     }
 
     /// `bfq_update_io_intensity`: I/O-bound unless idle for over a fifth of the recent
@@ -565,7 +842,6 @@ impl Bfq {
             b.tot_idle_time += now_ns.saturating_sub(b.ttime.last_end_request);
         }
         if b.just_created {
-            b.just_created = false;
             return;
         }
         b.io_bound = b.tot_idle_time * 5 <= tot_io_time;
@@ -768,8 +1044,11 @@ impl Bfq {
         let class = b.class;
         let dispatched = b.dispatched;
         self.busy_queues[class] += 1;
-        if dispatched == 0 {
+        if dispatched == 0 && self.q(q).wr_coeff == 1 {
             self.weights_add(q);
+        }
+        if self.q(q).wr_coeff > 1 {
+            self.wr_busy_queues += 1;
         }
     }
 
@@ -783,12 +1062,27 @@ impl Bfq {
         if dispatched == 0 {
             self.weights_remove(q);
         }
+        if self.q(q).wr_coeff > 1 {
+            self.wr_busy_queues -= 1;
+        }
     }
 
-    /// `bfq_bfqq_handle_idle_busy_switch` (no weight raising): budget for the new
-    /// activity, activation, and preemption of the in-service queue where due.
-    fn idle_busy_switch(&mut self, q: QId, now_ns: u64, now_j: u64) {
-        let arrived_in_time = now_ns <= self.q(q).ttime.last_end_request + 3 * self.slice_idle;
+    /// `bfq_bfqq_handle_idle_busy_switch`: budget for the new activity, weight raising
+    /// (a queue idle for 2 s, or new, is interactive; one that keeps under the soft
+    /// real-time rate is soft real-time), activation, and preemption of the in-service
+    /// queue where due. Returns whether the queue was deemed interactive.
+    fn idle_busy_switch(&mut self, q: QId, now_ns: u64, now_j: u64) -> bool {
+        let now = now_j as i64;
+        let b = self.q(q);
+        let idle_for_long_time = b.dispatched == 0 && b.budget_timeout + self.ms_j(WR_MIN_IDLE_TIME_MS) < now;
+        let arrived_in_time = now_ns <= b.ttime.last_end_request + 3 * self.slice_idle;
+        let in_burst = b.in_large_burst;
+        let default_weight = b.orig_weight == 40;
+        let soft_rt =
+            !b.totally_seeky() && !in_burst && b.soft_rt_next_start < now && b.dispatched == 0 && default_weight;
+        let interactive = !in_burst && idle_for_long_time && default_weight;
+        let old_wr_coeff = b.wr_coeff;
+        let wr_or_deserves_wr = self.low_latency && (b.wr_coeff > 1 || (b.sync && (interactive || soft_rt)));
         // bfq_bfqq_update_budg_for_activation
         let wants_to_preempt = if self.q(q).non_blocking_wait_rq && arrived_in_time && self.budget_left(q) > 0 {
             let left = self.budget_left(q).min(self.q(q).max_budget);
@@ -806,17 +1100,82 @@ impl Bfq {
             self.qm(q).non_blocking_wait_rq = false;
             false
         };
-        self.add_busy(q);
-        let nbw = self.q(q).non_blocking_wait_rq;
-        self.sched.activate(q, nbw);
+        // A queue of a burst that has been idle far longer than an interactive one has
+        // finished its part of the burst.
+        if !self.q(q).just_created && idle_for_long_time && self.q(q).budget_timeout + self.ms_j(10_000) < now {
+            self.leave_burst_list(q);
+            self.qm(q).in_large_burst = false;
+        }
+        self.qm(q).just_created = false;
+        if self.low_latency {
+            self.update_wr_on_rq_arrival(q, old_wr_coeff, wr_or_deserves_wr, interactive, in_burst, soft_rt);
+        }
+        let b = self.qm(q);
+        b.last_idle_bklogged = now;
+        b.service_from_backlogged = 0;
+        b.softrt_update = false;
+        // bfq_add_bfqq_busy: activation (taking a new weight if raising changed), then busy.
+        let (nbw, wr) = (b.non_blocking_wait_rq, b.wr_coeff);
+        self.sched.activate(q, nbw, wr);
         self.qm(q).non_blocking_wait_rq = false;
+        self.free_released();
+        self.add_busy(q);
         if let Some(s) = self.sched.in_service()
             && s != q
-            && (wants_to_preempt || self.higher_class_or_weight(q, s) || !self.better_to_idle(s))
+            && ((wants_to_preempt && self.q(q).wr_coeff >= self.q(s).wr_coeff)
+                || self.higher_class_or_weight(q, s)
+                || !self.better_to_idle(s))
         {
             // `next_queue_may_preempt` always holds without groups: the in-service queue
             // is off the active tree, so the next one to serve is never it.
             self.expire(s, false, Reason::Preempted, now_ns, now_j);
+        }
+        interactive
+    }
+
+    /// `bfq_update_bfqq_wr_on_rq_arrival`: start, renew or end a raising period.
+    fn update_wr_on_rq_arrival(
+        &mut self,
+        q: QId,
+        old_wr_coeff: u32,
+        wr_or_deserves_wr: bool,
+        interactive: bool,
+        in_burst: bool,
+        soft_rt: bool,
+    ) {
+        let rt_max = self.wr_rt_max_time();
+        if old_wr_coeff == 1 && wr_or_deserves_wr {
+            if interactive {
+                let dur = self.wr_duration();
+                self.qm(q).service_from_wr = 0;
+                self.set_wr_coeff(q, WR_COEFF);
+                self.qm(q).wr_cur_max_time = dur;
+            } else {
+                // No interactive period under way to fall back to.
+                self.qm(q).wr_start_at_switch_to_srt = NEVER;
+                self.set_wr_coeff(q, WR_COEFF * SOFTRT_WEIGHT_FACTOR);
+                self.qm(q).wr_cur_max_time = rt_max;
+            }
+            // A small budget close to the backlog, so the raised queue is served early.
+            let cap = 2 * self.min_budget();
+            let e = self.sched.entity_mut(q);
+            e.budget = e.budget.min(cap);
+        } else if old_wr_coeff > 1 {
+            if interactive {
+                let dur = self.wr_duration();
+                self.set_wr_coeff(q, WR_COEFF);
+                self.qm(q).wr_cur_max_time = dur;
+            } else if in_burst {
+                self.set_wr_coeff(q, 1);
+            } else if soft_rt {
+                if self.q(q).wr_cur_max_time != rt_max {
+                    let b = self.qm(q);
+                    b.wr_start_at_switch_to_srt = b.last_wr_start_finish;
+                    b.wr_cur_max_time = rt_max;
+                    self.set_wr_coeff(q, WR_COEFF * SOFTRT_WEIGHT_FACTOR);
+                }
+                self.qm(q).last_wr_start_finish = self.now_j;
+            }
         }
     }
 
@@ -876,8 +1235,7 @@ impl Bfq {
         if tot > e.budget {
             e.budget = tot;
         }
-        self.sched.served(q, tot - service);
-        self.free_released();
+        self.served(q, tot - service);
     }
 
     /// `__bfq_bfqq_recalc_budget`.
@@ -885,8 +1243,8 @@ impl Bfq {
         let min_budget = self.min_budget();
         let dev_max = self.max_budget;
         let b = self.q(q);
-        let mut budget = b.max_budget;
-        if b.sync {
+        let mut budget = if b.wr_coeff == 1 { b.max_budget } else { 2 * min_budget };
+        if b.sync && b.wr_coeff == 1 {
             budget = match reason {
                 Reason::TooIdle if b.dispatched > 0 => (budget * 2).min(dev_max),
                 Reason::TooIdle => {
@@ -901,7 +1259,7 @@ impl Bfq {
                 Reason::NoMoreRequests => self.sched.entity(q).service.max(min_budget),
                 Reason::Preempted => return,
             };
-        } else {
+        } else if !b.sync {
             budget = dev_max;
         }
         let mut mb = budget;
@@ -919,8 +1277,22 @@ impl Bfq {
     fn expire(&mut self, q: QId, compensate: bool, reason: Reason, now_ns: u64, now_j: u64) {
         let (slow, delta_ms) = self.is_slow(q, compensate, now_ns);
         let e = self.sched.entity(q);
-        if slow || (reason == Reason::BudgetTimeout && self.budget_left(q) >= e.budget / 3) {
+        if self.q(q).wr_coeff == 1 && (slow || (reason == Reason::BudgetTimeout && self.budget_left(q) >= e.budget / 3))
+        {
             self.charge_time(q, delta_ms);
+        }
+        if self.low_latency && self.q(q).wr_coeff == 1 {
+            self.qm(q).last_wr_start_finish = self.now_j;
+        }
+        if self.low_latency && self.q(q).sort.is_empty() {
+            // Emptied: if nothing is in flight the pattern is isochronous so far, and the
+            // soft real-time start follows; otherwise that waits for the last completion.
+            if self.q(q).dispatched == 0 {
+                let t = self.softrt_next_start(q);
+                self.qm(q).soft_rt_next_start = t;
+            } else {
+                self.qm(q).softrt_update = true;
+            }
         }
         self.recalc_budget(q, reason);
         self.expire_inner(q, reason, now_j);
@@ -938,7 +1310,7 @@ impl Bfq {
     fn expire_inner(&mut self, q: QId, reason: Reason, now_j: u64) {
         if self.q(q).sort.is_empty() && !(reason == Reason::Preempted && self.idling_needed_for_guarantees(q)) {
             if self.q(q).dispatched == 0 {
-                self.qm(q).budget_timeout = now_j;
+                self.qm(q).budget_timeout = now_j as i64;
             }
             self.del_busy(q);
             self.sched.deactivate(q, true);
@@ -958,10 +1330,24 @@ impl Bfq {
         let q = self.sched.set_in_service()?;
         self.free_released();
         self.budgets_assigned = (self.budgets_assigned * 7 + 256) / 8;
-        let timeout = now_j + self.timeout_j;
+        let now = now_j as i64;
+        let rt_max = self.wr_rt_max_time();
         let b = self.qm(q);
         b.fifo_expire = false;
-        b.budget_timeout = timeout;
+        // A soft real-time queue's raising period moves forward by the time it waited.
+        if b.last_wr_start_finish < now && b.wr_coeff > 1 && b.wr_cur_max_time == rt_max && b.budget_timeout < now {
+            if b.budget_timeout > b.last_wr_start_finish {
+                b.last_wr_start_finish += now - b.budget_timeout;
+            } else {
+                b.last_wr_start_finish = now;
+            }
+        }
+        // bfq_set_budget_timeout: an interactively raised queue gets its weight factor
+        // times the timeout.
+        let (max_time, orig) = (b.wr_cur_max_time, b.orig_weight);
+        let coeff = if max_time == rt_max { 1 } else { self.sched.entity(q).weight / orig };
+        let timeout = now + self.timeout_j as i64 * coeff as i64;
+        self.qm(q).budget_timeout = timeout;
         self.last_budget_start = now_ns;
         Some(q)
     }
@@ -1008,8 +1394,7 @@ impl Bfq {
         let now_j = self.hz.jiffies(now);
         let id = self.q(q).next_rq.expect("selected queue has a request");
         let charge = self.serv_to_charge(id, q);
-        self.sched.served(q, charge);
-        self.free_released();
+        self.served(q, charge);
         let e = self.remove_request(id, now_ns);
         self.qm(q).dispatched += 1;
         self.owned.insert(id, q);
@@ -1017,7 +1402,11 @@ impl Bfq {
         self.update_peak_rate(&e.rq, now_ns);
         self.in_driver += 1;
         ctx.dispatch_add_tail(e.rq);
-        if self.sched.in_service() == Some(q) && self.tot_busy() > 1 && self.q(q).class == 2 {
+        if self.sched.in_service() != Some(q) {
+            return;
+        }
+        self.update_wr_data(q);
+        if self.tot_busy() > 1 && self.q(q).class == 2 {
             self.expire(q, false, Reason::BudgetExhausted, now_ns, now_j);
         }
     }
@@ -1052,7 +1441,7 @@ impl Scheduler for Bfq {
             "slice_idle_us" => (self.slice_idle / 1000) as i64,
             "timeout_sync" => self.hz.jiffies_to_msecs(self.timeout_j) as i64,
             "max_budget" => self.user_max_budget as i64,
-            "low_latency" => 0,
+            "low_latency" => self.low_latency as i64,
             "strict_guarantees" => self.strict_guarantees as i64,
             "fifo_expire_sync" => (self.fifo_expire[1] / NS_PER_MS) as i64,
             "fifo_expire_async" => (self.fifo_expire[0] / NS_PER_MS) as i64,
@@ -1078,7 +1467,19 @@ impl Scheduler for Bfq {
                     self.update_max_budget();
                 }
             }
-            "low_latency" => {}
+            "low_latency" => {
+                let on = v != 0;
+                if !on && self.low_latency {
+                    // bfq_end_wr: every queue's raising ends at once.
+                    let qs: Vec<QId> = self.queues.keys().copied().collect();
+                    for q in qs {
+                        if self.q(q).wr_coeff > 1 {
+                            self.end_wr(q);
+                        }
+                    }
+                }
+                self.low_latency = on;
+            }
             "strict_guarantees" => {
                 self.strict_guarantees = v != 0;
                 if self.strict_guarantees && self.slice_idle < 8 * NS_PER_MS {
@@ -1102,8 +1503,12 @@ impl Scheduler for Bfq {
     fn insert(&mut self, now: Instant, rq: &Request, _ctx: &mut Ctx) {
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
-        self.sched.set_now(now_j);
+        self.tick(now);
         let q = self.queue_for(rq, now_ns);
+        // bfq_init_rq: a new sync queue may belong to a burst of queue creations.
+        if self.q(q).just_created && (self.burst_size > 0 || self.tot_busy() == 0) {
+            self.handle_burst(q);
+        }
         self.update_thinktime(q, now_ns);
         self.update_has_short_ttime(q);
         self.update_seektime(q, rq);
@@ -1124,10 +1529,29 @@ impl Scheduler for Bfq {
         let prev = self.q(q).next_rq;
         let next = self.choose_req(prev, Some(rq.id), self.last_position);
         self.qm(q).next_rq = next;
+        let old_wr_coeff = self.q(q).wr_coeff;
+        let mut interactive = false;
         if !self.q(q).busy {
-            self.idle_busy_switch(q, now_ns, now_j);
-        } else if prev != next {
-            self.updated_next_req(q);
+            interactive = self.idle_busy_switch(q, now_ns, now_j);
+        } else {
+            // An async queue that gets a request 500 ms after its last one is raised.
+            if self.low_latency
+                && old_wr_coeff == 1
+                && !rq.is_sync()
+                && self.q(q).last_wr_start_finish + self.ms_j(WR_MIN_INTER_ARR_ASYNC_MS) < self.now_j
+            {
+                let dur = self.wr_duration();
+                self.set_wr_coeff(q, WR_COEFF);
+                self.qm(q).wr_cur_max_time = dur;
+            }
+            if prev != next {
+                self.updated_next_req(q);
+            }
+        }
+        // For a queue not raised, the time of its last request; for one starting (or
+        // restarting, if interactive) a raising period, the period's start.
+        if self.low_latency && (old_wr_coeff == 1 || self.q(q).wr_coeff == 1 || interactive) {
+            self.qm(q).last_wr_start_finish = self.now_j;
         }
         // bfq_rq_enqueued
         let b = self.qm(q);
@@ -1200,7 +1624,7 @@ impl Scheduler for Bfq {
     /// `bfq_requests_merged`: `rq` takes `next`'s FIFO place if `next` is older; `next`
     /// leaves the queue.
     fn merge_requests(&mut self, now: Instant, rq: &Request, next: &Request) {
-        self.sched.set_now(self.hz.jiffies(now));
+        self.tick(now);
         let (n_time, n_key) = (self.rqs[&next.id].fifo_time, self.rqs[&next.id].fifo_key);
         let r = self.rqs.get_mut(&rq.id).expect("merge into a request bfq holds");
         r.rq = *rq;
@@ -1235,7 +1659,7 @@ impl Scheduler for Bfq {
         self.rerun_at = None;
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
-        self.sched.set_now(now_j);
+        self.tick(now);
         if self.tot_busy() > 0
             && !(self.strict_guarantees && self.in_driver > 0)
             && let Some(q) = self.select_queue(now_ns, now_j)
@@ -1259,7 +1683,7 @@ impl Scheduler for Bfq {
         self.idle_timer = None;
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
-        self.sched.set_now(now_j);
+        self.tick(now);
         while !self.rqs.is_empty() {
             let q = match self.sched.in_service() {
                 Some(q) => q,
@@ -1280,12 +1704,12 @@ impl Scheduler for Bfq {
         let Some(q) = self.owned.remove(&rq.id) else { return };
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
-        self.sched.set_now(now_j);
+        self.tick(now);
         self.update_hw_tag();
         self.in_driver -= 1;
         self.qm(q).dispatched -= 1;
         if self.q(q).dispatched == 0 && !self.q(q).busy {
-            self.qm(q).budget_timeout = now_j;
+            self.qm(q).budget_timeout = now_j as i64;
             self.weights_remove(q);
         }
         self.qm(q).ttime.last_end_request = now_ns;
@@ -1295,6 +1719,11 @@ impl Scheduler for Bfq {
             self.update_rate_reset(None, now_ns);
         }
         self.last_completion = now_ns;
+        let b = self.q(q);
+        if b.softrt_update && b.dispatched == 0 && b.sort.is_empty() && b.wr_coeff != WR_COEFF {
+            let t = self.softrt_next_start(q);
+            self.qm(q).soft_rt_next_start = t;
+        }
         if self.sched.in_service() == Some(q) {
             if self.must_idle(q) {
                 if self.q(q).dispatched == 0 {
@@ -1318,7 +1747,7 @@ impl Scheduler for Bfq {
     /// it is expired at once.
     fn owner_exited(&mut self, now: Instant, owner: Owner, ctx: &mut Ctx) {
         let Some(&q) = self.keys.get(&QKey::Sync(owner)) else { return };
-        self.sched.set_now(self.hz.jiffies(now));
+        self.tick(now);
         self.qm(q).process_refs = false;
         // `bfq_release_process_ref`: a queue left busy while empty (preempted when idling
         // was due) stops being busy.
@@ -1347,7 +1776,7 @@ impl Scheduler for Bfq {
         }
     }
     fn handle_timeout(&mut self, now: Instant, ctx: &mut Ctx) {
-        self.sched.set_now(self.hz.jiffies(now));
+        self.tick(now);
         if self.idle_timer.is_some_and(|t| now >= t) {
             self.idle_timer_fired(now);
             ctx.kick();
@@ -1376,6 +1805,7 @@ impl Scheduler for Bfq {
                 self.sched.next_in_service().map_or("none".into(), |q| format!("{:?}", self.q(q).key)),
             ),
             ("busy_queues".into(), format!("{:?}", self.busy_queues)),
+            ("wr_busy_queues".into(), self.wr_busy_queues.to_string()),
             ("max_budget".into(), self.max_budget.to_string()),
             ("peak_rate".into(), self.peak_rate.to_string()),
             ("hw_tag".into(), self.hw_tag.to_string()),
@@ -1388,6 +1818,7 @@ impl Scheduler for Bfq {
             v.push(("budget".into(), e.budget.to_string()));
             v.push(("service".into(), e.service.to_string()));
             v.push(("wait_request".into(), self.q(q).wait_request.to_string()));
+            v.push(("wr_coeff".into(), self.q(q).wr_coeff.to_string()));
         }
         v
     }

@@ -55,6 +55,8 @@ pub(super) struct Entity {
     pub start: u64,
     pub finish: u64,
     pub tree: Tree,
+    /// A weight to take at the next (re)queueing (`prio_changed` with its new weight).
+    pub pending_weight: Option<u32>,
     /// Insertion order on its tree (the rbtree's tie-break).
     seq: u64,
 }
@@ -83,6 +85,8 @@ pub(super) struct Wf2q {
     class_idle_last_service: Option<u64>,
     seq: u64,
     released: Vec<QId>,
+    /// Entities whose pending weight was applied since the last call.
+    reweighted: Vec<QId>,
     /// `sd->next_in_service`: cached, and updated only when the trees change, as in the
     /// kernel — so which queue is served next can depend on when it was looked up.
     next_in_service: Option<QId>,
@@ -171,17 +175,42 @@ impl Wf2q {
         self.trees[e.class].wsum -= e.weight as u64;
     }
 
-    /// `bfq_update_fin_time_enqueue` (weights change only at activation here): finish
-    /// from the budget, the back-shift limit, then onto the active tree.
-    fn fin_time_enqueue(&mut self, q: QId, backshifted: bool) {
+    /// `__bfq_entity_update_weight_prio` for a pending weight: the entity takes it, and
+    /// `wsum` follows if the entity counts there.
+    pub fn apply_pending_weight(&mut self, q: QId) {
+        let counted = self.in_service == Some(q) || self.entity(q).tree != Tree::None;
+        self.apply_weight(q, counted);
+    }
+
+    fn apply_weight(&mut self, q: QId, counted: bool) {
+        let e = self.entity_mut(q);
+        let Some(w) = e.pending_weight.take() else { return };
+        let (old, class) = (e.weight, e.class);
+        e.weight = w;
+        if counted {
+            let st = &mut self.trees[class];
+            st.wsum = st.wsum - old as u64 + w as u64;
+        }
+        self.reweighted.push(q);
+    }
+
+    /// Entities that took a new weight since the last call.
+    pub fn take_reweighted(&mut self) -> Vec<QId> {
+        std::mem::take(&mut self.reweighted)
+    }
+
+    /// `bfq_update_fin_time_enqueue`: a pending weight applies, then the finish from the
+    /// budget, the back-shift limit, and onto the active tree.
+    fn fin_time_enqueue(&mut self, q: QId, backshifted: bool, wr_coeff: u32) {
+        // Every caller has the entity counted in `wsum` by now.
+        self.apply_weight(q, true);
         let budget = self.entity(q).budget;
         self.calc_finish(q, budget);
         let class = self.entity(q).class;
         let vtime = self.trees[class].vtime;
         let e = self.entity_mut(q);
         if backshifted && gt(vtime, e.finish) {
-            // wr_coeff is 1 (no weight raising), so the whole gap is added.
-            let d = vtime.wrapping_sub(e.finish);
+            let d = vtime.wrapping_sub(e.finish) / wr_coeff.max(1) as u64;
             e.start = e.start.wrapping_add(d);
             e.finish = e.finish.wrapping_add(d);
         }
@@ -191,7 +220,9 @@ impl Wf2q {
     /// `__bfq_activate_entity`: a queue that got backlogged. With `non_blocking_wait_rq`
     /// (it left only because it was briefly empty) its start goes back to its old finish
     /// time instead of `vtime`.
-    pub fn activate(&mut self, q: QId, non_blocking_wait_rq: bool) {
+    /// `wr_coeff` is the queue's weight-raising factor: a back-shifted raised queue is
+    /// pushed forward by only that fraction of its lag.
+    pub fn activate(&mut self, q: QId, non_blocking_wait_rq: bool, wr_coeff: u32) {
         let (class, finish, tree, weight) = {
             let e = self.entity(q);
             (e.class, e.finish, e.tree, e.weight)
@@ -210,7 +241,7 @@ impl Wf2q {
             }
             Tree::Active => unreachable!("activating an active entity"),
         }
-        self.fin_time_enqueue(q, backshifted);
+        self.fin_time_enqueue(q, backshifted, wr_coeff);
         self.update_next_in_service(Some(q), false);
     }
 
@@ -222,7 +253,7 @@ impl Wf2q {
         self.calc_finish(q, service);
         let e = self.entity_mut(q);
         e.start = e.finish;
-        self.fin_time_enqueue(q, false);
+        self.fin_time_enqueue(q, false, 1);
         self.in_service = None;
         self.update_next_in_service(Some(q), true);
     }
@@ -232,7 +263,7 @@ impl Wf2q {
     pub fn requeue_active(&mut self, q: QId) {
         debug_assert_eq!(self.entity(q).tree, Tree::Active);
         self.extract(q);
-        self.fin_time_enqueue(q, false);
+        self.fin_time_enqueue(q, false, 1);
         self.update_next_in_service(Some(q), false);
     }
 
@@ -422,7 +453,7 @@ mod tests {
         for (i, &wt) in weights.iter().enumerate() {
             w.add(i as QId, 1, wt);
             w.entity_mut(i as QId).budget = budget;
-            w.activate(i as QId, false);
+            w.activate(i as QId, false, 1);
         }
         w
     }
@@ -470,11 +501,11 @@ mod tests {
         w.deactivate(q, true);
         let f = w.entity(q).finish;
         w.entity_mut(q).budget = 100;
-        w.activate(q, false);
+        w.activate(q, false, 1);
         assert_eq!(w.entity(q).start, f);
         w.add(9, 0, 10);
         w.entity_mut(9).budget = 100;
-        w.activate(9, false);
+        w.activate(9, false, 1);
         assert_eq!(w.next_in_service(), Some(9));
     }
 }

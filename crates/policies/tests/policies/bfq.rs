@@ -9,6 +9,10 @@ use std::time::Duration;
 struct Reader {
     owner: Owner,
     prio: IoPrio,
+    /// When it issues its first request.
+    start: Instant,
+    /// Sectors done inside the window of `run_from`.
+    sectors_in_window: u64,
     /// Next sector of its sequential stream.
     pos: u64,
     sectors_done: u64,
@@ -18,18 +22,28 @@ struct Reader {
 /// Run `readers` (one I/O priority each) for `secs` simulated seconds under `spec`;
 /// returns the readers and how often the device switched from one reader to another.
 fn run(spec: &str, prios: &[IoPrio], secs: u64) -> (Vec<Reader>, u64) {
+    let starts: Vec<(IoPrio, u64)> = prios.iter().map(|&p| (p, 0)).collect();
+    run_from(spec, &starts, secs, (0, 0))
+}
+
+/// The same with a start time (s) per reader, counting the sectors completed inside
+/// `window` (ms from, ms to) separately.
+fn run_from(spec: &str, readers: &[(IoPrio, u64)], secs: u64, window: (u64, u64)) -> (Vec<Reader>, u64) {
     let mut q = SchedSpec::parse(spec).unwrap().queue().unwrap();
-    let mut readers: Vec<Reader> = prios
+    let mut readers: Vec<Reader> = readers
         .iter()
         .enumerate()
-        .map(|(i, &prio)| Reader {
+        .map(|(i, &(prio, start))| Reader {
             owner: Owner(i as u64 + 1),
             prio,
+            start: Instant::from_secs(start),
+            sectors_in_window: 0,
             pos: i as u64 * 50_000_000,
             sectors_done: 0,
             requests_done: 0,
         })
         .collect();
+    let window = (Instant::from_millis(window.0), Instant::from_millis(window.1));
     let len = 128u32; // 64 KiB
     let mut next_id = 1u64;
     let mut owner_of = std::collections::HashMap::new();
@@ -47,15 +61,19 @@ fn run(spec: &str, prios: &[IoPrio], secs: u64) -> (Vec<Reader>, u64) {
         *id += 1;
         q.handle_arrival(now, rq);
     };
-    for (i, r) in readers.iter_mut().enumerate() {
-        submit(&mut q, r, &mut next_id, now, &mut owner_of, i);
-    }
+    let mut started = vec![false; readers.len()];
     let mut head = u64::MAX;
     let mut busy: Option<(Instant, u64, usize)> = None;
     let mut last_reader = usize::MAX;
     let mut switches = 0;
     let end = Instant::from_secs(secs);
     while now < end {
+        for (i, r) in readers.iter_mut().enumerate() {
+            if !started[i] && r.start <= now {
+                started[i] = true;
+                submit(&mut q, r, &mut next_id, now, &mut owner_of, i);
+            }
+        }
         if busy.is_none()
             && let Some(rq) = q.poll_dispatch(now)
         {
@@ -72,10 +90,12 @@ fn run(spec: &str, prios: &[IoPrio], secs: u64) -> (Vec<Reader>, u64) {
             busy = Some((now + t, rq.id, i));
         }
         while q.poll_event().is_some() {}
-        let next = match (busy.map(|b| b.0), q.poll_timeout()) {
-            (Some(a), Some(b)) => a.min(b),
-            (a, b) => a.or(b).expect("a completion or a timer is pending"),
-        };
+        let next_start = readers.iter().zip(&started).filter(|(_, s)| !**s).map(|(r, _)| r.start).min();
+        let next = [busy.map(|b| b.0), q.poll_timeout(), next_start]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("a completion, a timer or a start is pending");
         now = now.max(next);
         if q.poll_timeout().is_some_and(|t| t <= now) {
             q.handle_timeout(now);
@@ -87,6 +107,9 @@ fn run(spec: &str, prios: &[IoPrio], secs: u64) -> (Vec<Reader>, u64) {
             q.handle_completion(now, id, Status::Ok);
             let r = &mut readers[i];
             r.sectors_done += len as u64;
+            if now >= window.0 && now < window.1 {
+                r.sectors_in_window += len as u64;
+            }
             r.requests_done += 1;
             submit(&mut q, r, &mut next_id, now, &mut owner_of, i);
         }
@@ -98,7 +121,9 @@ fn run(spec: &str, prios: &[IoPrio], secs: u64) -> (Vec<Reader>, u64) {
 /// `(8 − level) × 10`: be/0, be/4 and be/7 get 80 : 40 : 10.
 #[test]
 fn service_follows_the_ioprio_weights() {
-    let (r, _) = run("bfq", &[IoPrio::be(0), IoPrio::be(4), IoPrio::be(7)], 30);
+    // Without weight raising: the be/4 reader (the default weight) would be raised for
+    // its first seconds as a new, interactive-looking queue.
+    let (r, _) = run("bfq:low_latency=0", &[IoPrio::be(0), IoPrio::be(4), IoPrio::be(7)], 30);
     let total: u64 = r.iter().map(|r| r.sectors_done).sum();
     for (reader, weight) in r.iter().zip([80.0, 40.0, 10.0]) {
         let share = reader.sectors_done as f64 / total as f64;
@@ -112,10 +137,12 @@ fn service_follows_the_ioprio_weights() {
 /// `slice_idle=0` BFQ does not wait for an emptied queue either.
 #[test]
 fn idling_keeps_sequential_readers_on_the_disk() {
+    // Without weight raising: two new readers are both raised, and raised queues give up
+    // throughput idling (see the next test).
     let two = [IoPrio::NONE, IoPrio::NONE];
-    let (bfq, bfq_sw) = run("bfq", &two, 10);
+    let (bfq, bfq_sw) = run("bfq:low_latency=0", &two, 10);
     let (noop, noop_sw) = run("noop", &two, 10);
-    let (off, off_sw) = run("bfq:slice_idle=0", &two, 10);
+    let (off, off_sw) = run("bfq:low_latency=0,slice_idle=0", &two, 10);
     let reqs = |r: &[Reader]| r.iter().map(|r| r.requests_done).sum::<u64>();
     assert!(bfq_sw * 20 < reqs(&bfq), "bfq switched {bfq_sw} times in {} requests", reqs(&bfq));
     assert!(noop_sw * 2 > reqs(&noop), "noop switched {noop_sw} times in {} requests", reqs(&noop));
@@ -136,4 +163,24 @@ fn idle_class_gets_one_request_per_200_ms() {
     let idle = r[1].requests_done;
     assert!((40..=55).contains(&idle), "idle class served {idle} requests in 10 s");
     assert!(r[0].requests_done > 20 * idle);
+}
+
+/// Weight raising: a reader that starts while another has been streaming for 15 s is a
+/// new queue, hence interactive, and is raised to 30 times the weight: it gets nearly all
+/// of the disk at first, where without raising the two share it equally. Interactive
+/// raising ends after 120 000 sectors (~59 MiB, 0.5 s on this fast toy disk), and the
+/// shares are even again. The long-running reader's own raising ended long before.
+#[test]
+fn a_new_reader_is_raised_until_120000_sectors() {
+    let readers = [(IoPrio::NONE, 0), (IoPrio::NONE, 15)];
+    let share = |spec: &str, window: (u64, u64)| {
+        let (r, _) = run_from(spec, &readers, 20, window);
+        r[1].sectors_in_window as f64 / (r[0].sectors_in_window + r[1].sectors_in_window) as f64
+    };
+    let first = share("bfq", (15_000, 15_300));
+    assert!(first > 0.85, "raised: the new reader got {first:.3} of its first 300 ms");
+    let later = share("bfq", (17_000, 20_000));
+    assert!((0.4..0.6).contains(&later), "raising over: the new reader got {later:.3} of 17-20 s");
+    let plain = share("bfq:low_latency=0", (15_000, 15_300));
+    assert!((0.3..0.7).contains(&plain), "no raising: the new reader got {plain:.3} of its first 300 ms");
 }
