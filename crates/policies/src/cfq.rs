@@ -22,7 +22,7 @@
 //! plus one `slice_idle` and one dispatch round), plus its own queue's FIFO expiry; RT
 //! queues can postpone BE and IDLE queues indefinitely, by design.
 
-use crate::common::{Fifo, IoStats, SortTree, choose_by_position};
+use crate::common::{Fifo, IoStats, SortTree, choose_sync_meta_position};
 use iosched_core::{
     Ctx, Decision, Dir, FastMap, Hz, IdMap, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request,
     Scheduler, Spec, Status,
@@ -594,26 +594,8 @@ impl Cfq {
     // Elevator order inside a queue
 
     fn choose_req(&self, a: Option<ReqId>, b: Option<ReqId>) -> Option<ReqId> {
-        let (a, b) = match (a, b) {
-            (None, x) | (x, None) => return x,
-            (Some(a), Some(b)) if a == b => return Some(b),
-            (Some(a), Some(b)) => (a, b),
-        };
-        let (ra, rb) = (&self.rqs[&a].rq, &self.rqs[&b].rq);
-        if ra.is_sync() != rb.is_sync() {
-            return Some(if ra.is_sync() { a } else { b });
-        }
-        if ra.meta != rb.meta {
-            return Some(if ra.meta { a } else { b });
-        }
-        choose_by_position(
-            Some((ra.sector, a)),
-            Some((rb.sector, b)),
-            self.last_sector,
-            self.back_max_kib * 2,
-            self.back_penalty,
-        )
-        .map(|(_, i)| i)
+        let r = |id: Option<ReqId>| id.map(|i| &self.rqs[&i].rq);
+        choose_sync_meta_position(r(a), r(b), self.last_sector, self.back_max_kib * 2, self.back_penalty)
     }
 
     fn find_next_rq(&self, qid: QId, id: ReqId) -> Option<ReqId> {

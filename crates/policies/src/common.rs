@@ -1,6 +1,6 @@
 //! Pieces several policies share, each named after the kernel helper it stands for.
 
-use iosched_core::ReqId;
+use iosched_core::{ReqId, Request};
 use std::collections::BTreeMap;
 
 /// An arrival-ordered list with O(1) append, removal from the middle and front (the
@@ -277,6 +277,29 @@ pub fn choose_by_position(
             }
         }
     }
+}
+
+/// `cfq_choose_req` (2.6.20) and `bfq_choose_req`: of two candidates, a sync request beats
+/// an async one and metadata beats data; otherwise [`choose_by_position`] decides.
+pub fn choose_sync_meta_position(
+    a: Option<&Request>,
+    b: Option<&Request>,
+    last: u64,
+    back_max: u64,
+    back_penalty: u64,
+) -> Option<ReqId> {
+    let (ra, rb) = match (a, b) {
+        (None, x) | (x, None) => return x.map(|r| r.id),
+        (Some(a), Some(b)) if a.id == b.id => return Some(a.id),
+        (Some(a), Some(b)) => (a, b),
+    };
+    if ra.is_sync() != rb.is_sync() {
+        return Some(if ra.is_sync() { ra.id } else { rb.id });
+    }
+    if ra.meta != rb.meta {
+        return Some(if ra.meta { ra.id } else { rb.id });
+    }
+    choose_by_position(Some((ra.sector, ra.id)), Some((rb.sector, rb.id)), last, back_max, back_penalty).map(|(_, i)| i)
 }
 
 /// Decaying think-time and seek-distance statistics in the kernel's fixed point

@@ -30,7 +30,7 @@
 
 mod wf2q;
 
-use crate::common::{Fifo, choose_by_position};
+use crate::common::{Fifo, choose_sync_meta_position};
 use iosched_core::{
     Ctx, Decision, Duration, FastMap, Hz, IdMap, Instant, IoClass, MergeKind, Owner, QueueConfig, ReqId, Request,
     Scheduler, Spec, Status,
@@ -947,26 +947,8 @@ impl Bfq {
 
     /// `bfq_choose_req`: sync before async, metadata first, then the elevator rule.
     fn choose_req(&self, a: Option<ReqId>, b: Option<ReqId>, last: u64) -> Option<ReqId> {
-        let (a, b) = match (a, b) {
-            (None, x) | (x, None) => return x,
-            (Some(a), Some(b)) if a == b => return Some(a),
-            (Some(a), Some(b)) => (a, b),
-        };
-        let (ra, rb) = (&self.rqs[&a].rq, &self.rqs[&b].rq);
-        if ra.is_sync() != rb.is_sync() {
-            return Some(if ra.is_sync() { a } else { b });
-        }
-        if ra.meta != rb.meta {
-            return Some(if ra.meta { a } else { b });
-        }
-        choose_by_position(
-            Some((ra.sector, a)),
-            Some((rb.sector, b)),
-            last,
-            self.back_seek_max_kib * 2,
-            self.back_seek_penalty,
-        )
-        .map(|(_, i)| i)
+        let r = |id: Option<ReqId>| id.map(|i| &self.rqs[&i].rq);
+        choose_sync_meta_position(r(a), r(b), last, self.back_seek_max_kib * 2, self.back_seek_penalty)
     }
 
     /// `bfq_check_fifo`: the oldest request, if expired — looked at once per slot.
