@@ -446,7 +446,8 @@ impl Bfq {
         let b = self.q(q);
         let by_rate =
             b.last_idle_bklogged + self.hz.get() as i64 * b.service_from_backlogged as i64 / WR_MAX_SOFTRT_RATE;
-        let slice = self.hz.duration_to_jiffies(Duration::from_nanos(self.slice_idle)) as i64;
+        // nsecs_to_jiffies rounds down.
+        let slice = (self.slice_idle as u128 * self.hz.get() as u128 / 1_000_000_000) as i64;
         b.soft_rt_next_start.max(by_rate).max(self.now_j + slice + 4)
     }
 
@@ -1174,6 +1175,8 @@ impl Bfq {
         if e.budget != new_budget && e.tree == Tree::Active {
             self.sched.entity_mut(q).budget = new_budget;
             self.sched.requeue_active(q);
+            // A pending weight may have applied: the weight counters follow at once.
+            self.free_released();
         }
     }
 
