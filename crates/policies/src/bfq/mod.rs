@@ -1485,10 +1485,14 @@ impl Scheduler for Bfq {
     }
 
     /// `bfq_insert_request` → `__bfq_insert_request` → `bfq_add_request`.
-    fn insert(&mut self, now: Instant, rq: &Request, _ctx: &mut Ctx) {
+    fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {
         let now_ns = now.as_nanos();
         let now_j = self.hz.jiffies(now);
         self.tick(now);
+        // blk-mq runs the hardware queue after every insertion
+        // (`blk_mq_sched_insert_request` → `blk_mq_run_hw_queue`): the request an idling
+        // queue waits for is dispatched at once, even while its idle timer still runs.
+        ctx.kick();
         let q = self.queue_for(rq, now_ns);
         // bfq_init_rq: a new sync queue may belong to a burst of queue creations.
         if self.q(q).just_created && (self.burst_size > 0 || self.tot_busy() == 0) {
