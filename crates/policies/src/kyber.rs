@@ -271,7 +271,9 @@ impl Scheduler for Kyber {
     }
 
     /// `kyber_insert_requests`: to the tail of the domain's pending list.
-    fn insert(&mut self, now: Instant, rq: &Request, _ctx: &mut Ctx) {
+    fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {
+        // blk-mq runs the hardware queue after every insertion.
+        ctx.kick();
         let domain = domain_of(rq.op);
         self.seq += 1;
         self.pending[domain].insert(self.seq, rq.id);

@@ -282,7 +282,9 @@ impl Scheduler for MqDeadline {
     }
 
     /// `dd_insert_request` (not at head).
-    fn insert(&mut self, now: Instant, rq: &Request, _ctx: &mut Ctx) {
+    fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {
+        // blk-mq runs the hardware queue after every insertion.
+        ctx.kick();
         let (level, d) = (level_of(rq), rq.dir().index());
         let pp = &mut self.per_prio[level];
         pp.stats.inserted += 1;
