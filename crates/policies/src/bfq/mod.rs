@@ -1808,6 +1808,17 @@ impl Scheduler for Bfq {
             v.push(("service".into(), e.service.to_string()));
             v.push(("wait_request".into(), self.q(q).wait_request.to_string()));
             v.push(("wr_coeff".into(), self.q(q).wr_coeff.to_string()));
+            let b = self.q(q);
+            v.push((
+                "queue_flags".into(),
+                format!(
+                    "io_bound={} short_ttime={} seeky={} process_refs={}",
+                    b.io_bound,
+                    b.has_short_ttime,
+                    b.seeky(),
+                    b.process_refs
+                ),
+            ));
         }
         v
     }
