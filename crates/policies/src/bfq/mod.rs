@@ -757,15 +757,14 @@ impl Bfq {
         self.q(q).sort.is_empty() && self.better_to_idle(q)
     }
 
-    fn budget_timed_out(&self, q: QId, now_j: u64) -> bool {
-        now_j as i64 >= self.q(q).budget_timeout
+    fn budget_timed_out(&self, q: QId) -> bool {
+        self.now_j >= self.q(q).budget_timeout
     }
 
     /// `bfq_may_expire_for_budg_timeout`: an idling queue is expired for its timeout only
     /// if at least a third of its budget is left.
-    fn may_expire_for_budget_timeout(&self, q: QId, now_j: u64) -> bool {
-        (!self.q(q).wait_request || self.budget_left(q) >= self.sched.entity(q).budget / 3)
-            && self.budget_timed_out(q, now_j)
+    fn may_expire_for_budget_timeout(&self, q: QId) -> bool {
+        (!self.q(q).wait_request || self.budget_left(q) >= self.sched.entity(q).budget / 3) && self.budget_timed_out(q)
     }
 
     /// `bfq_arm_slice_timer`.
@@ -1054,8 +1053,8 @@ impl Bfq {
     /// (a queue idle for 2 s, or new, is interactive; one that keeps under the soft
     /// real-time rate is soft real-time), activation, and preemption of the in-service
     /// queue where due. Returns whether the queue was deemed interactive.
-    fn idle_busy_switch(&mut self, q: QId, now_ns: u64, now_j: u64) -> bool {
-        let now = now_j as i64;
+    fn idle_busy_switch(&mut self, q: QId, now_ns: u64) -> bool {
+        let now = self.now_j;
         let b = self.q(q);
         let idle_for_long_time = b.dispatched == 0 && b.budget_timeout + self.ms_j(WR_MIN_IDLE_TIME_MS) < now;
         let arrived_in_time = now_ns <= b.ttime.last_end_request + 3 * self.slice_idle;
@@ -1111,7 +1110,7 @@ impl Bfq {
         {
             // `next_queue_may_preempt` always holds without groups: the in-service queue
             // is off the active tree, so the next one to serve is never it.
-            self.expire(s, false, Reason::Preempted, now_ns, now_j);
+            self.expire(s, false, Reason::Preempted, now_ns);
         }
         interactive
     }
@@ -1259,7 +1258,7 @@ impl Bfq {
     }
 
     /// `bfq_bfqq_expire`.
-    fn expire(&mut self, q: QId, compensate: bool, reason: Reason, now_ns: u64, now_j: u64) {
+    fn expire(&mut self, q: QId, compensate: bool, reason: Reason, now_ns: u64) {
         let (slow, delta_ms) = self.is_slow(q, compensate, now_ns);
         let e = self.sched.entity(q);
         if self.q(q).wr_coeff == 1 && (slow || (reason == Reason::BudgetTimeout && self.budget_left(q) >= e.budget / 3))
@@ -1280,7 +1279,7 @@ impl Bfq {
             }
         }
         self.recalc_budget(q, reason);
-        self.expire_inner(q, reason, now_j);
+        self.expire_inner(q, reason);
         if !self.q(q).busy && reason != Reason::BudgetTimeout && reason != Reason::BudgetExhausted {
             // Service kept: if its next request comes in time, the queue goes on with
             // this same budget as if it never expired.
@@ -1292,10 +1291,10 @@ impl Bfq {
     }
 
     /// `__bfq_bfqq_expire` + `__bfq_bfqd_reset_in_service`.
-    fn expire_inner(&mut self, q: QId, reason: Reason, now_j: u64) {
+    fn expire_inner(&mut self, q: QId, reason: Reason) {
         if self.q(q).sort.is_empty() && !(reason == Reason::Preempted && self.idling_needed_for_guarantees(q)) {
             if self.q(q).dispatched == 0 {
-                self.qm(q).budget_timeout = now_j as i64;
+                self.qm(q).budget_timeout = self.now_j;
             }
             self.del_busy(q);
             self.sched.deactivate(q, true);
@@ -1308,14 +1307,14 @@ impl Bfq {
     }
 
     /// `bfq_set_in_service_queue`: the next queue by B-WF2Q+, with its budget timeout.
-    fn set_in_service(&mut self, now_ns: u64, now_j: u64) -> Option<QId> {
+    fn set_in_service(&mut self, now_ns: u64) -> Option<QId> {
         if self.tot_busy() == 0 {
             return None;
         }
         let q = self.sched.set_in_service()?;
         self.free_released();
         self.budgets_assigned = (self.budgets_assigned * 7 + 256) / 8;
-        let now = now_j as i64;
+        let now = self.now_j;
         let rt_max = self.wr_rt_max_time();
         let b = self.qm(q);
         b.fifo_expire = false;
@@ -1339,13 +1338,13 @@ impl Bfq {
 
     /// `bfq_select_queue`: keep, expire or replace the in-service queue; `None` while
     /// plugging (idling for the in-service queue).
-    fn select_queue(&mut self, now_ns: u64, now_j: u64) -> Option<QId> {
+    fn select_queue(&mut self, now_ns: u64) -> Option<QId> {
         let mut q = match self.sched.in_service() {
-            None => self.set_in_service(now_ns, now_j)?,
+            None => self.set_in_service(now_ns)?,
             Some(q) => {
-                if self.may_expire_for_budget_timeout(q, now_j) && !self.must_idle(q) {
-                    self.expire(q, false, Reason::BudgetTimeout, now_ns, now_j);
-                    self.set_in_service(now_ns, now_j)?
+                if self.may_expire_for_budget_timeout(q) && !self.must_idle(q) {
+                    self.expire(q, false, Reason::BudgetTimeout, now_ns);
+                    self.set_in_service(now_ns)?
                 } else {
                     q
                 }
@@ -1367,8 +1366,8 @@ impl Bfq {
             } else {
                 Reason::NoMoreRequests
             };
-            self.expire(q, false, reason, now_ns, now_j);
-            q = self.set_in_service(now_ns, now_j)?;
+            self.expire(q, false, reason, now_ns);
+            q = self.set_in_service(now_ns)?;
         }
     }
 
@@ -1376,7 +1375,6 @@ impl Bfq {
     /// peak rate; an IDLE-class queue gives way after every request when others wait.
     fn dispatch_from(&mut self, q: QId, now: Instant, ctx: &mut Ctx) {
         let now_ns = now.as_nanos();
-        let now_j = self.hz.jiffies(now);
         let id = self.q(q).next_rq.expect("selected queue has a request");
         let charge = self.serv_to_charge(id, q);
         self.served(q, charge);
@@ -1392,7 +1390,7 @@ impl Bfq {
         }
         self.update_wr_data(q);
         if self.tot_busy() > 1 && self.q(q).class == 2 {
-            self.expire(q, false, Reason::BudgetExhausted, now_ns, now_j);
+            self.expire(q, false, Reason::BudgetExhausted, now_ns);
         }
     }
 
@@ -1400,16 +1398,15 @@ impl Bfq {
     fn idle_timer_fired(&mut self, now: Instant) {
         self.idle_timer = None;
         let Some(q) = self.sched.in_service() else { return };
-        let now_j = self.hz.jiffies(now);
         self.qm(q).wait_request = false;
-        let reason = if self.budget_timed_out(q, now_j) {
+        let reason = if self.budget_timed_out(q) {
             Reason::BudgetTimeout
         } else if self.q(q).queued_total() == 0 {
             Reason::TooIdle
         } else {
             return;
         };
-        self.expire(q, true, reason, now.as_nanos(), now_j);
+        self.expire(q, true, reason, now.as_nanos());
     }
 }
 
@@ -1487,7 +1484,6 @@ impl Scheduler for Bfq {
     /// `bfq_insert_request` → `__bfq_insert_request` → `bfq_add_request`.
     fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {
         let now_ns = now.as_nanos();
-        let now_j = self.hz.jiffies(now);
         self.tick(now);
         // blk-mq runs the hardware queue after every insertion
         // (`blk_mq_sched_insert_request` → `blk_mq_run_hw_queue`): the request an idling
@@ -1521,7 +1517,7 @@ impl Scheduler for Bfq {
         let old_wr_coeff = self.q(q).wr_coeff;
         let mut interactive = false;
         if !self.q(q).busy {
-            interactive = self.idle_busy_switch(q, now_ns, now_j);
+            interactive = self.idle_busy_switch(q, now_ns);
         } else {
             // An async queue that gets a request 500 ms after its last one is raised.
             if self.low_latency
@@ -1547,14 +1543,14 @@ impl Scheduler for Bfq {
         b.last_request_pos = rq.end();
         if self.sched.in_service() == Some(q) && self.q(q).wait_request {
             let small = self.q(q).queued[sync] == 1 && rq.len_sectors < 32;
-            let timed_out = self.budget_timed_out(q, now_j);
+            let timed_out = self.budget_timed_out(q);
             if small && self.idling_boosts_thr(q) && !timed_out {
                 return;
             }
             self.qm(q).wait_request = false;
             self.idle_timer = None;
             if timed_out {
-                self.expire(q, false, Reason::BudgetTimeout, now_ns, now_j);
+                self.expire(q, false, Reason::BudgetTimeout, now_ns);
             }
         }
     }
@@ -1647,11 +1643,10 @@ impl Scheduler for Bfq {
     fn dispatch(&mut self, now: Instant, ctx: &mut Ctx) -> Decision {
         self.rerun_at = None;
         let now_ns = now.as_nanos();
-        let now_j = self.hz.jiffies(now);
         self.tick(now);
         if self.tot_busy() > 0
             && !(self.strict_guarantees && self.in_driver > 0)
-            && let Some(q) = self.select_queue(now_ns, now_j)
+            && let Some(q) = self.select_queue(now_ns)
         {
             self.dispatch_from(q, now, ctx);
             return Decision::Dispatch;
@@ -1671,17 +1666,16 @@ impl Scheduler for Bfq {
         self.rerun_at = None;
         self.idle_timer = None;
         let now_ns = now.as_nanos();
-        let now_j = self.hz.jiffies(now);
         self.tick(now);
         while !self.rqs.is_empty() {
             let q = match self.sched.in_service() {
                 Some(q) => q,
-                None => self.set_in_service(now_ns, now_j).expect("requests held, so a queue is busy"),
+                None => self.set_in_service(now_ns).expect("requests held, so a queue is busy"),
             };
             if self.q(q).next_rq.is_none() {
                 // An empty queue kept busy (preempted while idling was due) or idling.
                 self.qm(q).wait_request = false;
-                self.expire(q, false, Reason::NoMoreRequests, now_ns, now_j);
+                self.expire(q, false, Reason::NoMoreRequests, now_ns);
                 continue;
             }
             self.dispatch_from(q, now, ctx);
@@ -1692,13 +1686,12 @@ impl Scheduler for Bfq {
     fn completed(&mut self, now: Instant, rq: &Request, _status: Status, ctx: &mut Ctx) {
         let Some(q) = self.owned.remove(&rq.id) else { return };
         let now_ns = now.as_nanos();
-        let now_j = self.hz.jiffies(now);
         self.tick(now);
         self.update_hw_tag();
         self.in_driver -= 1;
         self.qm(q).dispatched -= 1;
         if self.q(q).dispatched == 0 && !self.q(q).busy {
-            self.qm(q).budget_timeout = now_j as i64;
+            self.qm(q).budget_timeout = self.now_j;
             self.weights_remove(q);
         }
         self.qm(q).ttime.last_end_request = now_ns;
@@ -1720,10 +1713,10 @@ impl Scheduler for Bfq {
                 }
                 self.maybe_free(q);
                 return;
-            } else if self.may_expire_for_budget_timeout(q, now_j) {
-                self.expire(q, false, Reason::BudgetTimeout, now_ns, now_j);
+            } else if self.may_expire_for_budget_timeout(q) {
+                self.expire(q, false, Reason::BudgetTimeout, now_ns);
             } else if self.q(q).sort.is_empty() && (self.q(q).dispatched == 0 || !self.better_to_idle(q)) {
-                self.expire(q, false, Reason::NoMoreRequests, now_ns, now_j);
+                self.expire(q, false, Reason::NoMoreRequests, now_ns);
             }
         }
         self.maybe_free(q);
@@ -1746,8 +1739,7 @@ impl Scheduler for Bfq {
             self.free_released();
         }
         if self.sched.in_service() == Some(q) {
-            let now_j = self.hz.jiffies(now);
-            self.expire_inner(q, Reason::BudgetExhausted, now_j);
+            self.expire_inner(q, Reason::BudgetExhausted);
             ctx.kick();
         }
         self.maybe_free(q);
