@@ -138,6 +138,11 @@ fn class_of(rq: &Request) -> usize {
     }
 }
 
+/// The queue a request (or bio) goes to.
+fn key_of(rq: &Request) -> QKey {
+    if rq.is_sync() { QKey::Sync(rq.owner) } else { QKey::Async(class_of(rq), rq.prio.level) }
+}
+
 /// `bfq_ioprio_to_weight`.
 fn weight_of(level: u8) -> u32 {
     (8 - level as u32) * 10
@@ -565,7 +570,7 @@ impl Bfq {
     fn queue_for(&mut self, rq: &Request, now_ns: u64) -> QId {
         let class = class_of(rq);
         let sync = rq.is_sync();
-        let key = if sync { QKey::Sync(rq.owner) } else { QKey::Async(class, rq.prio.level) };
+        let key = key_of(rq);
         if let Some(&q) = self.keys.get(&key) {
             return q;
         }
@@ -1557,8 +1562,7 @@ impl Scheduler for Bfq {
 
     /// `bfq_request_merge`: a request of the bio's own queue starting where it ends.
     fn front_merge_candidate(&self, bio: &Request) -> Option<ReqId> {
-        let key = if bio.is_sync() { QKey::Sync(bio.owner) } else { QKey::Async(class_of(bio), bio.prio.level) };
-        let q = self.keys.get(&key)?;
+        let q = self.keys.get(&key_of(bio))?;
         let sector = bio.end();
         self.q(*q).sort.range((sector, 0)..(sector + 1, 0)).next().map(|(_, &id)| id)
     }
@@ -1566,8 +1570,7 @@ impl Scheduler for Bfq {
     /// `bfq_allow_bio_merge`: only into a request of the bio's own queue.
     fn allow_merge(&self, rq: &Request, bio: &Request) -> bool {
         let Some(e) = self.rqs.get(&rq.id) else { return false };
-        let key = if bio.is_sync() { QKey::Sync(bio.owner) } else { QKey::Async(class_of(bio), bio.prio.level) };
-        self.keys.get(&key) == Some(&e.q)
+        self.keys.get(&key_of(bio)) == Some(&e.q)
     }
     fn allow_rq_merge(&self, rq: &Request, next: &Request) -> bool {
         match (self.rqs.get(&rq.id), self.rqs.get(&next.id)) {
