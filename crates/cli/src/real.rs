@@ -126,10 +126,12 @@ struct FioArgs {
     /// Requests kept in flight (fio's iodepth).
     #[arg(long, default_value_t = 32)]
     iodepth: u32,
-    /// Bytes of the target to use (from its start); also the size to create.
+    /// Bytes of the target to use (from its start); also the size to create. Read modes
+    /// first write (lay out) whatever part of it this run had to create, untimed, as fio does.
     #[arg(long, default_value = "1G")]
     size: String,
-    /// Run time (e.g. 10s, 500ms); sequential modes without it make one pass.
+    /// Run time (e.g. 10s, 500ms). Without it: --size bytes of I/O (one pass in sequential
+    /// modes, as many random blocks in random modes), as fio does.
     #[arg(long)]
     runtime: Option<String>,
 }

@@ -181,6 +181,10 @@ pub struct TargetInfo {
     /// Usable bytes (offsets given to handles run from 0 to this).
     pub data_len: u64,
     pub created: bool,
+    /// The data area from this offset on was reserved by this open and never written
+    /// (a filesystem reads it back as zeros without touching the device); `None` when
+    /// all of it existed before, or on a block device.
+    pub unwritten_from: Option<u64>,
     pub backend: &'static str,
     pub effective_scheduler: String,
     pub queue_depth: u32,
@@ -381,6 +385,7 @@ impl Target {
             kind: tf.kind,
             data_len: tf.data_len,
             created: tf.created,
+            unwritten_from: tf.unwritten_from,
             backend: backend_name,
             effective_scheduler: spec.text.clone(),
             queue_depth: depth,

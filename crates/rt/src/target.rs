@@ -44,6 +44,9 @@ pub struct TargetFile {
     pub data_len: u64,
     /// We created the file in this call.
     pub created: bool,
+    /// The data area from this offset on was reserved in this call and never written: a
+    /// filesystem reads such space back as zeros without touching the device.
+    pub unwritten_from: Option<u64>,
 }
 
 /// Known signatures: (byte offset, bytes, what it is).
@@ -181,6 +184,7 @@ fn create_file(path: &Path, size: Option<u64>) -> Result<TargetFile, Error> {
         data_offset: MARKER_LEN,
         data_len: size,
         created: true,
+        unwritten_from: Some(0),
     })
 }
 
@@ -203,6 +207,7 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool) -> Result<Ta
         data_offset: MARKER_LEN,
         data_len: 0,
         created: false,
+        unwritten_from: None,
     };
     let whole = len.saturating_sub(MARKER_LEN) / ALIGN as u64 * ALIGN as u64;
     t.data_len = if len == 0 {
@@ -210,12 +215,14 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool) -> Result<Ta
             return Err(Error(format!("{}: empty file; give a size to initialise it", path.display())));
         };
         init_file(&t.file, path, size)?;
+        t.unwritten_from = Some(0);
         size
     } else {
         let head = read_head(&t.file, path, ALIGN)?;
         match (parse_marker(&head), size) {
             (Some(old), Some(s)) if s > old => {
                 init_file(&t.file, path, s)?;
+                t.unwritten_from = Some(old);
                 s
             }
             (Some(_), Some(s)) => s,
@@ -231,6 +238,7 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool) -> Result<Ta
                 let s = s.unwrap_or(whole);
                 check_size(s).map_err(|e| Error(format!("{}: {e}", path.display())))?;
                 init_file(&t.file, path, s)?;
+                t.unwritten_from = Some(0);
                 s
             }
         }
@@ -350,6 +358,7 @@ fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool) -> Resu
         data_offset: MARKER_LEN,
         data_len,
         created: false,
+        unwritten_from: None,
     })
 }
 

@@ -1,7 +1,13 @@
 //! A fio-like load for comparing the runtime with fio: one job keeping `iodepth`
 //! requests in flight (fio's io_uring engine with `iodepth=N`), `rw` = read, write,
 //! randread or randwrite, `bs` bytes, over the first `size` bytes of the target, for
-//! `runtime` (time_based) — or one pass for sequential modes without a runtime.
+//! `runtime` (time_based) — or, without a runtime, `size` bytes of I/O (fio's default
+//! `io_size`: one pass in sequential modes, as many random blocks in random modes).
+//!
+//! Read modes on a data area this run reserved (a new target, or one grown to `size`)
+//! first lay that area out with untimed 1 MiB writes, as fio lays out a new file: a
+//! filesystem reads never-written space back as zeros without touching the device, so
+//! the run would measure nothing.
 //!
 //! It uses the callback API: each completion callback (on the dispatcher thread)
 //! submits the next request, so no thread hop sits between a completion and the next
@@ -51,7 +57,7 @@ pub struct Config {
     pub iodepth: u32,
     /// Bytes of the target to use (from offset 0).
     pub size: u64,
-    /// Run for this long (random modes need it; sequential modes wrap around).
+    /// Run for this long (sequential modes wrap around); without it, `size` bytes of I/O.
     pub runtime: Option<Duration>,
     pub seed: u64,
 }
@@ -88,9 +94,6 @@ impl Config {
         if self.size < self.bs as u64 {
             return Err(Error(format!("--size {}: expected at least one block of {} bytes", self.size, self.bs)));
         }
-        if self.runtime.is_none() && matches!(self.rw, Rw::RandRead | Rw::RandWrite) {
-            return Err(Error("random modes need --runtime".into()));
-        }
         Ok(())
     }
 }
@@ -102,7 +105,7 @@ struct State {
     blocks: u64,
     rng: Rng,
     next_seq: u64,
-    /// Sequential modes without a runtime: blocks still to issue.
+    /// Without a runtime: blocks still to issue.
     left: Option<u64>,
     deadline: Option<Instant>,
     stop: Arc<std::sync::atomic::AtomicBool>,
@@ -187,6 +190,28 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
         )));
     }
     let blocks = cfg.size / cfg.bs as u64;
+    if matches!(cfg.rw, Rw::Read | Rw::RandRead)
+        && let Some(from) = target.info().unwritten_from.filter(|&f| f < cfg.size)
+    {
+        eprintln!(
+            "{}: laying out {} MiB before reading (new space reads as holes)",
+            path.display(),
+            (cfg.size - from) >> 20
+        );
+        let to = (cfg.size.div_ceil(ALIGN as u64) * ALIGN as u64).min(target.info().data_len);
+        if let Err(e) = lay_out(&target, from, to, ctl) {
+            let report = target.close()?;
+            return Err(Error(format!(
+                "{}: laying out the data area: {e} ({} requests done)",
+                path.display(),
+                report.requests
+            )));
+        }
+        if ctl.stopped() {
+            target.close()?;
+            return Err(Error("stopped while laying out the data area".into()));
+        }
+    }
     let mut handle = target.handle();
     handle.set_unplug(true);
     let start = Instant::now();
@@ -280,4 +305,29 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
         },
         ended,
     ))
+}
+
+/// Write `[from, to)` of the data area once, untimed: 1 MiB writes from four threads.
+fn lay_out(target: &Target, from: u64, to: u64, ctl: &Control) -> Result<(), IoError> {
+    const CHUNK: u64 = 1 << 20;
+    const THREADS: u64 = 4;
+    std::thread::scope(|s| {
+        let hs: Vec<_> = (0..THREADS)
+            .map(|t| {
+                let h = target.handle();
+                s.spawn(move || {
+                    let mut off = from + t * CHUNK;
+                    while off < to && !ctl.stopped() {
+                        let n = CHUNK.min(to - off);
+                        let mut b = IoBuf::new(n as usize);
+                        b.fill(0x5a);
+                        h.write(off, &mut b)?;
+                        off += THREADS * CHUNK;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().expect("layout thread")).collect::<Result<(), IoError>>()
+    })
 }
