@@ -328,6 +328,6 @@ fn lay_out(target: &Target, from: u64, to: u64, ctl: &Control) -> Result<(), IoE
                 })
             })
             .collect();
-        hs.into_iter().map(|h| h.join().expect("layout thread")).collect::<Result<(), IoError>>()
+        hs.into_iter().try_for_each(|h| h.join().expect("layout thread"))
     })
 }
