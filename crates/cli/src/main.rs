@@ -62,6 +62,8 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
+    // `iosched schedulers | head` ends quietly instead of panicking on the closed pipe.
+    iosched_rt::default_sigpipe();
     let cli = Cli::parse();
     let r = match cli.cmd {
         Cmd::Repro(a) => sim::repro(a),

@@ -46,4 +46,4 @@ pub use error::{Error, IoError, IoResult, Mismatch};
 pub use runtime::{
     BackendChoice, Completion, DEFAULT_REAL_DEPTH, Handle, Lateness, Options, Report, Target, TargetInfo, VerifyReport,
 };
-pub use sys::{ALIGN, IoBuf, process_cpu_time};
+pub use sys::{ALIGN, IoBuf, default_sigpipe, process_cpu_time};

@@ -723,6 +723,14 @@ pub fn process_cpu_time() -> Duration {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// Let a closed output pipe end the process quietly, as it ends C tools (`iosched … | head`).
+/// Rust programs start with SIGPIPE ignored, which turns every later write to the pipe
+/// into an error or, from `println!`, a panic.
+pub fn default_sigpipe() {
+    // SAFETY: installs the default disposition; no handler code runs in our process.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 /// Ask for 1 µs timer slack on the calling thread (default 50 µs): the scheduler's idle
 /// windows are a few milliseconds and we measure how late we wake.
 pub(crate) fn tight_timer_slack() {

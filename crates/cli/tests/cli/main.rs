@@ -16,3 +16,24 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
+
+/// `iosched schedulers | head -1`: the closed pipe ends the process quietly (SIGPIPE, as
+/// for C tools), with no panic message. The read end is closed right after the start, long
+/// before the program gets to write.
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .arg("schedulers")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run iosched");
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    assert_eq!(o.status.signal(), Some(SIGPIPE), "{:?}", o.status);
+}
+
+const SIGPIPE: i32 = 13; // on Linux
