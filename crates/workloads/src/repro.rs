@@ -366,6 +366,13 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
         pass &= near;
         let _ =
             write!(f, "AS-8192@{mid} {a8:.1} vs disk {sustained:.1} MiB/s ({:+.0} %)", 100.0 * (a8 / sustained - 1.0));
+        if quick && !pass {
+            // Expected, and said so where it shows: see docs/workloads.md.
+            f.push_str(
+                "; quick runs give each reader too small a file (2 MiB at 64 threads) for anticipation's full \
+                 lead: this claim needs the full run",
+            );
+        }
         push(
             1,
             "Sequential reads: AS ≥ 1.7× deadline at every thread count; AS-8192 within 15 % of the disk's sustained rate",
