@@ -273,7 +273,7 @@ pub struct AioStressArgs {
     /// File size (MiB unless a unit is given).
     #[arg(short = 's', default_value = "1024")]
     pub size: String,
-    /// Record size (KiB unless a unit is given). Default 4 KiB.
+    /// Record size (KiB unless a unit is given).
     #[arg(short = 'r', default_value = "64")]
     pub record: String,
     /// Pending requests per file.
@@ -347,7 +347,8 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 5)]
     pub runs: u32,
     /// One JSON object per row: bench, test, a_mean, b_mean, unit, change_pct, a_cv_pct,
-    /// b_cv_pct, within_variation.
+    /// b_cv_pct, within_variation (the seed report's rule), verdict (the table's: no change,
+    /// within variation, B higher, B lower), then a, b, runs and seeds.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -380,8 +381,8 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     let report = compare::run(&cfg, &|d, t, what| p.tick(d, t, what))?;
     p.finish();
     if a.json {
-        for r in &report.rows {
-            print_json(r)?;
+        for r in report.json_rows() {
+            print_json(&r)?;
         }
     } else {
         print!("{}", compare::render(&report));

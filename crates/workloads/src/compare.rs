@@ -220,6 +220,8 @@ pub struct Row {
     pub a_cv_pct: f64,
     pub b_cv_pct: f64,
     pub within_variation: bool,
+    /// The table's verdict: `no change` (equal means), `within variation`, `B higher`, `B lower`.
+    pub verdict: &'static str,
 }
 
 impl Row {
@@ -238,7 +240,42 @@ impl Row {
             a_cv_pct: a_cv,
             b_cv_pct: b_cv,
             within_variation: within_variation(change, a_cv, b_cv),
+            verdict: if a_mean == b_mean {
+                "no change"
+            } else if within_variation(change, a_cv, b_cv) {
+                "within variation"
+            } else if change > 0.0 {
+                "B higher"
+            } else {
+                "B lower"
+            },
         }
+    }
+
+    /// Whether the table counts this row as changed (a difference beyond the variation).
+    pub fn changed(&self) -> bool {
+        matches!(self.verdict, "B higher" | "B lower")
+    }
+}
+
+/// One `--json` line: a row and the study it belongs to (specs, runs, seeds), so each
+/// line stands on its own.
+#[derive(Debug, Serialize)]
+pub struct JsonRow<'a> {
+    #[serde(flatten)]
+    pub row: &'a Row,
+    pub a: &'a str,
+    pub b: &'a str,
+    pub runs: u32,
+    pub seeds: &'a [u64],
+}
+
+impl CompareReport {
+    pub fn json_rows(&self) -> Vec<JsonRow<'_>> {
+        self.rows
+            .iter()
+            .map(|row| JsonRow { row, a: &self.a, b: &self.b, runs: self.runs, seeds: &self.seeds })
+            .collect()
     }
 }
 
@@ -572,15 +609,7 @@ pub fn render(r: &CompareReport) -> String {
         "bench", "test", "A mean", "B mean", "unit", "change", "A cv", "B cv"
     );
     for row in &r.rows {
-        let verdict = if row.a_mean == row.b_mean {
-            "no change"
-        } else if row.within_variation {
-            "within variation"
-        } else if row.change_pct > 0.0 {
-            "B higher"
-        } else {
-            "B lower"
-        };
+        let verdict = row.verdict;
         // One run per side has no deviation: show n/a rather than a 0 % that is not measured.
         let cv = |x: f64| if r.runs < 2 { "n/a".to_string() } else { format!("{x:.1}%") };
         let _ = writeln!(
@@ -596,7 +625,7 @@ pub fn render(r: &CompareReport) -> String {
             cv(row.b_cv_pct)
         );
     }
-    let outside = r.rows.iter().filter(|x| !x.within_variation && x.a_mean != x.b_mean).count();
+    let outside = r.rows.iter().filter(|x| x.changed()).count();
     if r.runs < 2 {
         let _ = writeln!(
             s,
@@ -658,8 +687,18 @@ mod tests {
         // |−18.2| < 2 × 9.09 = 18.18? No: outside.
         assert!(!r.within_variation);
         let json = serde_json::to_string(&r).unwrap();
-        let fields =
-            ["bench", "test", "a_mean", "b_mean", "unit", "change_pct", "a_cv_pct", "b_cv_pct", "within_variation"];
+        let fields = [
+            "bench",
+            "test",
+            "a_mean",
+            "b_mean",
+            "unit",
+            "change_pct",
+            "a_cv_pct",
+            "b_cv_pct",
+            "within_variation",
+            "verdict",
+        ];
         let at: Vec<usize> = fields.iter().map(|f| json.find(&format!("\"{f}\":")).expect(f)).collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{json}");
         assert_eq!(json.matches("\":").count(), fields.len(), "{json}");

@@ -192,3 +192,22 @@ fn mapped_flag_is_checked_and_shown() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--mapped: bad size `8Q`"), "{}", stderr(&o));
 }
+
+/// `compare --json`: each line carries the table's verdict and the study's specs and
+/// seeds. A against itself: every row is "no change", whatever `within_variation` (the
+/// seed report's strict rule) says of a zero change with zero deviation.
+#[test]
+fn compare_json_lines_carry_verdict_and_seeds() {
+    let o =
+        iosched(&["compare", "--a", "deadline", "--b", "deadline", "--bench", "aio-stress", "--runs", "2", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(!rows.is_empty());
+    for r in &rows {
+        assert_eq!(r["verdict"], "no change", "{r}");
+        assert_eq!(r["a"], "deadline");
+        assert_eq!(r["b"], "deadline");
+        assert_eq!(r["runs"], 2);
+        assert_eq!(r["seeds"], serde_json::json!([1, 2]));
+    }
+}
