@@ -111,7 +111,7 @@ pub struct TiobenchArgs {
     /// Thread counts (one tiotest run each).
     #[arg(long, default_value = "32,64,128")]
     pub threads: String,
-    /// Total file size over all threads (tiobench.pl --size): k, M or G suffixes (binary); a bare number is bytes.
+    /// Total file size over all threads (tiobench.pl --size): a whole number of MiB, written with an M or G suffix (a bare number is bytes). As in tiobench.pl each thread's file is int(size / threads) MiB, so 3M over 2 threads writes 2 MiB.
     #[arg(long, default_value = "512M")]
     pub size: String,
     /// Bytes per read/write call.
@@ -126,8 +126,9 @@ pub struct TiobenchArgs {
     /// Drop clean cached pages before each phase (tiotest 0.4's -F; 0.3.3 had none).
     #[arg(long)]
     pub drop_caches: bool,
-    /// Print the table exactly as tiobench.pl 0.3.3 does (no column headers).
-    #[arg(long)]
+    /// Print the table exactly as tiobench.pl 0.3.3 does (no column headers); the line
+    /// naming the machine and seed then goes to stderr, so stdout is tiobench.pl's alone.
+    #[arg(long, conflicts_with = "json")]
     pub as_printed: bool,
     /// One JSON object per (scheduler, phase, threads) instead of the table.
     #[arg(long)]
@@ -164,11 +165,16 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
         }
         return Ok(());
     }
-    println!(
+    let head = format!(
         "tiobench (tiotest 0.3.3 semantics), simulated: {}{}",
         cfg.machine.describe(),
         if a.drop_caches { ", caches dropped before each phase" } else { "" }
     );
+    if a.as_printed {
+        eprintln!("{head}");
+    } else {
+        println!("{head}");
+    }
     let table =
         if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
     print!("{table}");

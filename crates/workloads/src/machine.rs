@@ -37,16 +37,11 @@ impl Machine {
     /// `disk ide-2003, 256 MiB, piii-1000, linux-2.5, seed 1`: the line every report
     /// prints so a run can be repeated.
     pub fn describe(&self) -> String {
-        let mapped = match self.mapped_bytes {
-            Some(b) if b.is_multiple_of(1 << 20) => format!(", {} MiB mapped", b >> 20),
-            Some(b) if b.is_multiple_of(1 << 10) => format!(", {} KiB mapped", b >> 10),
-            Some(b) => format!(", {b} bytes mapped"),
-            None => String::new(),
-        };
+        let mapped = self.mapped_bytes.map(|b| format!(", {} mapped", fmt_bytes(b))).unwrap_or_default();
         format!(
-            "disk {}, {} MiB{mapped}, {}, {}, seed {}",
+            "disk {}, {}{mapped}, {}, {}, seed {}",
             self.disk,
-            self.mem_bytes >> 20,
+            fmt_bytes(self.mem_bytes),
             self.cpu,
             self.host,
             self.seed
@@ -79,7 +74,10 @@ impl Machine {
         CpuProfile::by_name(&self.cpu)?;
         let host = self.host_profile()?;
         if self.mem_bytes < (64 << 20) {
-            return Err(format!("memory {} MiB is too small: at least 64 MiB", self.mem_bytes >> 20));
+            return Err(format!(
+                "memory (--mem) {} is out of range: expected at least 64 MiB",
+                fmt_bytes(self.mem_bytes)
+            ));
         }
         let cache = host.cache_pages() * 4096;
         if host.mapped_bytes > cache / 2 {
@@ -159,6 +157,17 @@ impl Machine {
             max_bio_sectors: max_sectors,
         };
         Ok(Sim::new(cfg, dev))
+    }
+}
+
+/// `256 MiB`, `70000 KiB` or `12345 bytes`: the largest binary unit that divides `b`.
+fn fmt_bytes(b: u64) -> String {
+    if b > 0 && b.is_multiple_of(1 << 20) {
+        format!("{} MiB", b >> 20)
+    } else if b > 0 && b.is_multiple_of(1 << 10) {
+        format!("{} KiB", b >> 10)
+    } else {
+        format!("{b} bytes")
     }
 }
 

@@ -52,6 +52,13 @@ impl TiobenchConfig {
                 self.size
             ));
         }
+        if !self.size.is_multiple_of(1 << 20) {
+            return Err(format!(
+                "--size {} bytes: expected a whole number of MiB (tiobench.pl's --size is in MB), e.g. {}M",
+                self.size,
+                self.size >> 20
+            ));
+        }
         if threads.is_empty() || threads.contains(&0) {
             return Err("--threads: expected a list of positive thread counts".into());
         }

@@ -211,3 +211,18 @@ fn compare_json_lines_carry_verdict_and_seeds() {
         assert_eq!(r["seeds"], serde_json::json!([1, 2]));
     }
 }
+
+/// `tiobench --as-printed`: stdout is tiobench.pl's output alone (the line naming the
+/// machine and seed goes to stderr); `--json` with it is refused, not ignored.
+#[test]
+fn tiobench_as_printed_keeps_stdout_tiobench_pl_only() {
+    let o =
+        iosched(&["tiobench", "--threads", "2", "--size", "8M", "--random", "40", "--sched", "noop", "--as-printed"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("\nUnit information\n"), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("simulated"), "{}", stdout(&o));
+    assert!(stderr(&o).contains("simulated: disk ide-2003") && stderr(&o).contains("seed 1"), "{}", stderr(&o));
+    let j = iosched(&["tiobench", "--as-printed", "--json"]);
+    assert!(!j.status.success());
+    assert!(stderr(&j).contains("cannot be used with"), "{}", stderr(&j));
+}
