@@ -171,6 +171,16 @@ fn describe(c: &Common) -> String {
 }
 
 fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
+    // A trace that cannot be written fails now, before the target is created or touched.
+    if let Some(r) = &c.record {
+        let dir = r.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(format!("--record {}: directory {} does not exist", r.display(), dir.display()));
+        }
+        if r.is_dir() {
+            return Err(format!("--record {}: is a directory; expected a file path", r.display()));
+        }
+    }
     let mut o = Options::new(spec);
     o.emulate = c.emulate.clone();
     o.verify = c.verify;

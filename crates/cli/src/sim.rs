@@ -270,12 +270,15 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     println!("{:<w$} {:<13} {:>10} {:>9} {:>12}", "Scheduler", "Background", "Elapsed", "× alone", "bg MiB");
     for r in &results {
         let el = if r.timed_out { format!("> {}", fmt_secs(r.elapsed_s)) } else { fmt_secs(r.elapsed_s) };
+        // A run stopped at --timeout took at least this long: so is its ratio a lower bound.
+        let ratio = r.elapsed_s / unloaded(r);
+        let ratio = if r.timed_out { format!("> {ratio:.1}") } else { format!("{ratio:.1}") };
         println!(
-            "{:<w$} {:<13} {:>10} {:>9.1} {:>12.0}",
+            "{:<w$} {:<13} {:>10} {:>9} {:>12.0}",
             r.scheduler,
             r.background.name(),
             el,
-            r.elapsed_s / unloaded(r),
+            ratio,
             r.background_bytes as f64 / (1u64 << 20) as f64
         );
     }

@@ -154,6 +154,7 @@ pub struct ReadmanyRow {
     pub elapsed_s: f64,
     pub timed_out: bool,
     pub ratio_to_unloaded: f64,
+    /// The published report's time for this row (not the random seed); none in quick runs.
     pub seed_s: Option<f64>,
 }
 
@@ -309,7 +310,9 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
                     elapsed_s: r.elapsed_s,
                     timed_out: r.timed_out,
                     ratio_to_unloaded: if unloaded > 0.0 { r.elapsed_s / unloaded } else { 0.0 },
+                    // The published times are for the whole tree: none beside a quick run's.
                     seed_s: match bg {
+                        _ if cfg.quick => None,
                         Background::None => Some(SEED_READMANY_UNLOADED_S),
                         _ => *seed_s,
                     },
@@ -582,10 +585,7 @@ pub fn render(r: &ReproReport) -> String {
     );
     for x in &r.readmany {
         let el = if x.timed_out { format!("> {}", fmt_secs(x.elapsed_s)) } else { fmt_secs(x.elapsed_s) };
-        let seed = match (x.background, x.seed_s) {
-            (_, Some(v)) if !r.quick => fmt_secs(v),
-            _ => "-".into(),
-        };
+        let seed = x.seed_s.map_or_else(|| "-".into(), fmt_secs);
         let _ = writeln!(
             o,
             "{:<14} {:<sw$} {:<13} {:>10} {:>9.1} {:>10}",

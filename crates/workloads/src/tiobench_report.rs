@@ -135,7 +135,10 @@ pub fn table_as_printed(records: &[TiobenchRecord]) -> String {
 
 fn render(records: &[TiobenchRecord], headers: bool) -> String {
     let mut s = String::from(UNIT_INFORMATION);
-    for phase in Phase::PRINT_ORDER {
+    // A phase nobody ran (the real runtime's --phases) gets no empty section; tiobench.pl
+    // always runs all four, so its tables are unchanged.
+    let ran = |p: Phase| records.iter().any(|r| r.phase == p);
+    for phase in Phase::PRINT_ORDER.into_iter().filter(|&p| ran(p) || records.is_empty()) {
         let _ = writeln!(s, "\n{}", phase.title());
         if headers {
             s.push_str(HEADER);

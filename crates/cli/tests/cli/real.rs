@@ -152,3 +152,15 @@ fn real_fio_like_lays_out_a_new_target_before_reading() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stderr(&again).contains("laying out"), "{}", stderr(&again));
 }
+
+/// A `--record` path that cannot be written is refused before the target is created.
+#[test]
+fn real_record_into_a_missing_directory_fails_before_creating_the_target() {
+    let t = TempPath::new("norec.img");
+    let mut args = vec!["real", "tiobench", "--target", t.s(), "--record", "/nonexistent-iosched-dir/rec"];
+    args.extend(SMALL);
+    let o = iosched(&args);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--record /nonexistent-iosched-dir/rec: directory"), "{}", stderr(&o));
+    assert!(!t.0.exists(), "the target was created");
+}
