@@ -71,7 +71,7 @@ pub struct FileioArgs {
     #[arg(long)]
     pub file_test_mode: String,
     /// Number of files.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 128)]
     pub file_num: u32,
     /// Total size of all files.
     #[arg(long, default_value = "2G")]
@@ -83,13 +83,13 @@ pub struct FileioArgs {
     #[arg(long, default_value = "sync")]
     pub file_io_mode: String,
     /// Asynchronous requests in flight per thread.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 128)]
     pub file_async_backlog: u32,
     /// Extra open flags: `direct` (O_DIRECT) or empty.
     #[arg(long, default_value = "")]
     pub file_extra_flags: String,
     /// fsync every N requests (0 = off).
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 100)]
     pub file_fsync_freq: u32,
     /// fsync after every write (on/off).
     #[arg(long, default_value = "off")]
@@ -98,19 +98,19 @@ pub struct FileioArgs {
     #[arg(long, default_value = "on")]
     pub file_fsync_end: String,
     /// Reads per write in rndrw.
-    #[arg(long, default_value_t = 1.5)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.5)]
     pub file_rw_ratio: f64,
     /// Worker threads.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub threads: u32,
     /// Time limit in seconds (0 = none).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub time: u64,
     /// Event limit (0 = none).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     pub events: u64,
     /// Latency percentile to report (0 = off).
-    #[arg(long, default_value_t = 95)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 95)]
     pub percentile: u32,
     /// Drop the page cache between prepare and run.
     #[arg(long)]
@@ -193,7 +193,7 @@ pub struct IozoneArgs {
     #[arg(short = 'e')]
     pub include_flush: bool,
     /// Stride of the stride read, in records.
-    #[arg(short = 'j', default_value_t = 17)]
+    #[arg(short = 'j', allow_negative_numbers = true, default_value_t = 17)]
     pub stride: u64,
     /// Auto mode: smallest file size (default 64 KiB).
     #[arg(short = 'n')]
@@ -277,13 +277,13 @@ pub struct AioStressArgs {
     #[arg(short = 'r', default_value = "64")]
     pub record: String,
     /// Pending requests per file.
-    #[arg(short = 'd', default_value_t = 64)]
+    #[arg(short = 'd', allow_negative_numbers = true, default_value_t = 64)]
     pub depth: u32,
     /// I/Os per file per iteration.
-    #[arg(short = 'i', default_value_t = 8)]
+    #[arg(short = 'i', allow_negative_numbers = true, default_value_t = 8)]
     pub io_iter: u32,
     /// Threads (one file each).
-    #[arg(short = 't', default_value_t = 1)]
+    #[arg(short = 't', allow_negative_numbers = true, default_value_t = 1)]
     pub threads: u32,
     /// O_DIRECT.
     #[arg(short = 'O')]
@@ -344,7 +344,7 @@ pub struct CompareArgs {
     #[arg(long, default_value = "seed-2007")]
     pub bench: String,
     /// Seeds per side (seeds --seed .. --seed + runs − 1).
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 5)]
     pub runs: u32,
     /// One JSON object per row: bench, test, a_mean, b_mean, unit, change_pct, a_cv_pct,
     /// b_cv_pct, within_variation (the seed report's rule), verdict (the table's: no change,

@@ -55,7 +55,7 @@ struct Common {
     #[arg(long, default_value = "auto")]
     backend: String,
     /// Seed for random offsets, the generated tree and the emulated disk.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seed: u64,
     /// Print JSON instead of tables.
     #[arg(long)]
@@ -76,7 +76,7 @@ struct TiobenchArgs {
     #[arg(long, default_value = "4k")]
     block: String,
     /// Random operations over all threads.
-    #[arg(long, default_value_t = 4000)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
     random: u64,
     /// Gap between threads' regions (tiotest -o), e.g. 64M; 0 = back to back.
     #[arg(long, default_value = "0")]
@@ -94,10 +94,10 @@ struct ReadmanyArgs {
     #[command(flatten)]
     common: Common,
     /// Fraction of the 2.4.19 kernel tree (1 = 11,219 files, ~141.6 MB).
-    #[arg(long, default_value_t = 0.25)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0.25)]
     scale: f64,
     /// Reader threads (1 = `find | xargs cat`).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     readers: u32,
     /// Read request size (the read-ahead window).
     #[arg(long, default_value = "128k")]
@@ -109,7 +109,7 @@ struct ReadmanyArgs {
     #[arg(long, default_value = "512M")]
     writer_size: String,
     /// Asynchronous 128 KiB writes the writer keeps in flight.
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 64)]
     writer_depth: u32,
 }
 
@@ -124,7 +124,7 @@ struct FioArgs {
     #[arg(long, default_value = "4k")]
     bs: String,
     /// Requests kept in flight (fio's iodepth).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 32)]
     iodepth: u32,
     /// Bytes of the target to use (from its start); also the size to create. Read modes
     /// first write (lay out) whatever part of it this run had to create, untimed, as fio does.

@@ -126,7 +126,7 @@ pub struct ScenarioArgs {
 }
 
 pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
-    let text = std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let text = read_text(&a.file)?;
     let (transcript, result) = iosched_policies::scenario::run_with_transcript(&text);
     print!("{transcript}");
     result.map_err(|e| format!("{}:{}: {}", a.file.display(), e.line, e.message))
@@ -142,7 +142,7 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(a: ReplayArgs) -> Result<(), String> {
-    let text = std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let text = read_text(&a.file)?;
     let t = trace::Trace::parse(&text)
         .map_err(|e| format!("{}:{}: field `{}`: {}", a.file.display(), e.line, e.field, e.message))?;
     let spec_text = match (&a.sched, t.meta("sched")) {
@@ -161,4 +161,16 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
         }
         Err(m) => Err(format!("replay FAILED: {m}")),
     }
+}
+
+/// A text input file (scenario or trace), with an error that says what was expected.
+fn read_text(path: &std::path::Path) -> Result<String, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{}: byte {}: not UTF-8 text; expected a text file (is this the right file?)",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
 }

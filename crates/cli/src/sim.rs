@@ -27,7 +27,7 @@ pub struct MachineArgs {
     #[arg(long)]
     pub mapped: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
 }
 
@@ -118,7 +118,7 @@ pub struct TiobenchArgs {
     #[arg(long, default_value = "4k")]
     pub block: String,
     /// Random operations over all threads (tiobench.pl --random).
-    #[arg(long, default_value_t = 4000)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
     pub random: u64,
     /// A setting for every scheduler (key=value; repeatable), e.g. --set nr_requests=8192.
     #[arg(long)]
@@ -206,7 +206,7 @@ pub struct ReadmanyArgs {
     #[arg(long, default_value = "20s")]
     pub warmup: String,
     /// Fraction of the 2.4.19 tree to read (1 = all 11,219 files).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
     pub tree_scale: f64,
     /// Print per-second vmstat-like lines for each run.
     #[arg(long)]
@@ -312,7 +312,7 @@ pub struct ReproArgs {
     #[arg(long)]
     pub json: bool,
     /// Seed of every run.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
     /// Exit with status 1 if any claim fails (the report is printed either way). Without
     /// it a FAIL is a finding, not an error: the exit status is 0.

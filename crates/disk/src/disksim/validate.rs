@@ -95,7 +95,7 @@ impl std::fmt::Display for ValidationError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ValidationError::UnknownDrive(d) => {
-                write!(f, "unknown validation drive `{d}` (expected one of {:?})", validation_drives())
+                write!(f, "unknown validation drive `{d}` (expected one of: {})", validation_drives().join(", "))
             }
             ValidationError::Spec(e) => e.fmt(f),
             ValidationError::Trace { file, line, msg } => {
