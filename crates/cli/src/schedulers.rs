@@ -139,6 +139,10 @@ pub struct ReplayArgs {
     /// Scheduler spec to replay with (default: the trace's `# sched` line).
     #[arg(long)]
     pub sched: Option<String>,
+    /// One JSON object: file, scheduler, records, identical, and dispatches (when
+    /// identical) or mismatch (when not). The exit status is 1 on a mismatch either way.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn replay(a: ReplayArgs) -> Result<(), String> {
@@ -154,9 +158,25 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
     };
     let spec = SchedSpec::parse(&spec_text).map_err(|e| e.to_string())?;
     let mut q = spec.queue().map_err(|e| e.to_string())?;
-    match trace::replay(&t.records, &mut q) {
+    let r = trace::replay(&t.records, &mut q);
+    if a.json {
+        let mut j = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "scheduler": spec.to_string(),
+            "records": t.records.len(),
+            "identical": r.is_ok(),
+        });
+        match &r {
+            Ok(n) => j["dispatches"] = serde_json::json!(n),
+            Err(m) => j["mismatch"] = serde_json::json!(m.to_string()),
+        }
+        println!("{j}");
+    }
+    match r {
         Ok(n) => {
-            println!("replay OK: {n} dispatches identical ({} records, scheduler {spec})", t.records.len());
+            if !a.json {
+                println!("replay OK: {n} dispatches identical ({} records, scheduler {spec})", t.records.len());
+            }
             Ok(())
         }
         Err(m) => Err(format!("replay FAILED: {m}")),

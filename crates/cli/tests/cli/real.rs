@@ -130,6 +130,17 @@ fn real_record_then_replay() {
     let f = iosched(&["replay", bad.s()]);
     assert!(!f.status.success(), "{}", stdout(&f));
     assert!(stderr(&f).contains("replay FAILED"), "{}", stderr(&f));
+    // --json: the same verdicts as one object each.
+    let jo = iosched(&["replay", trace.s(), "--json"]);
+    assert!(jo.status.success(), "{}", stderr(&jo));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&jo)).unwrap();
+    assert_eq!(v["identical"], true);
+    assert_eq!(v["dispatches"].as_u64(), Some(n as u64));
+    let jf = iosched(&["replay", bad.s(), "--json"]);
+    assert!(!jf.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&jf)).unwrap();
+    assert_eq!(v["identical"], false);
+    assert!(v["mismatch"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
 }
 
 /// A read job on a target this run creates first writes its data area (as fio lays out a
