@@ -134,6 +134,11 @@ struct FioArgs {
     /// modes, as many random blocks in random modes), as fio does.
     #[arg(long)]
     runtime: Option<String>,
+    /// One job per listed I/O priority, each its own owner (process) with --iodepth in
+    /// flight: e.g. be/0,be/7 (rt/N, be/N, idle; fio's prioclass/prio per job). Default:
+    /// one job at the default priority.
+    #[arg(long)]
+    prio: Option<String>,
 }
 
 /// A size with binary units (`4k`, `512M`, `1G`), naming the option in errors.
@@ -507,6 +512,13 @@ fn run_fio(a: FioArgs) -> Result<(), String> {
         size: parse_size(&a.size, "--size")?,
         runtime: a.runtime.as_deref().map(|r| parse_duration(r, "--runtime")).transpose()?,
         seed: c.seed,
+        prios: match &a.prio {
+            None => Vec::new(),
+            Some(l) => l
+                .split(',')
+                .map(|p| iosched_core::IoPrio::parse(p).map_err(|e| format!("--prio: {e}")))
+                .collect::<Result<_, _>>()?,
+        },
     };
     cfg.validate().map_err(|e| e.to_string())?;
     let (results, ended) =
@@ -550,6 +562,22 @@ fn run_fio(a: FioArgs) -> Result<(), String> {
                 r.clat_p99_us,
                 r.cpu_pct
             );
+            if r.jobs.len() > 1 {
+                for j in &r.jobs {
+                    println!(
+                        "{:<28} {:>9} {:>6} {:>5} {:>10.0} {:>11.0} {:>9.1} {:>9.1} {:>9.1}",
+                        format!("  job {}", j.prio),
+                        "",
+                        "",
+                        r.iodepth,
+                        j.iops,
+                        j.iops * r.bs as f64 / 1024.0,
+                        j.clat_mean_us,
+                        j.clat_p50_us,
+                        j.clat_p99_us
+                    );
+                }
+            }
         }
         let rl: Vec<(String, &Report)> = results.iter().map(|r| (r.scheduler.clone(), &r.report)).collect();
         print!("{}", runtime_lines(&rl));

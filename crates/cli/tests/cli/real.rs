@@ -175,3 +175,43 @@ fn real_record_into_a_missing_directory_fails_before_creating_the_target() {
     assert!(stderr(&o).contains("--record /nonexistent-iosched-dir/rec: directory"), "{}", stderr(&o));
     assert!(!t.0.exists(), "the target was created");
 }
+
+/// `fio-like --prio`: one job per priority, each its own owner. noop ignores priorities
+/// (the two jobs share the device about evenly); mq-deadline serves the real-time job
+/// first and the best-effort one only at its 10 s aging, so in a 1 s run it gets almost
+/// nothing.
+#[test]
+fn real_fio_like_jobs_per_priority() {
+    let t = TempPath::new("prio.img");
+    let run = |sched: &str| {
+        let o = iosched(&[
+            "real",
+            "fio-like",
+            "--target",
+            t.s(),
+            "--size",
+            "16M",
+            "--runtime",
+            "1s",
+            "--iodepth",
+            "8",
+            "--prio",
+            "rt/4,be/4",
+            "--sched",
+            sched,
+            "--json",
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let jobs = v["results"][0]["jobs"].as_array().unwrap().clone();
+        assert_eq!(jobs.len(), 2);
+        assert_eq!((jobs[0]["prio"].as_str(), jobs[1]["prio"].as_str()), (Some("rt/4"), Some("be/4")));
+        let ios = |j: &serde_json::Value| j["total_ios"].as_u64().unwrap();
+        assert_eq!(ios(&jobs[0]) + ios(&jobs[1]), v["results"][0]["total_ios"].as_u64().unwrap());
+        (ios(&jobs[0]) as f64, ios(&jobs[1]) as f64)
+    };
+    let (rt, be) = run("noop");
+    assert!(rt > 0.5 * be && be > 0.5 * rt, "noop: rt {rt} be {be}");
+    let (rt, be) = run("mq-deadline");
+    assert!(rt > 20.0 * be.max(1.0), "mq-deadline: rt {rt} be {be}");
+}

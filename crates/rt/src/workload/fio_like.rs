@@ -18,7 +18,7 @@ use super::{Control, Ended, Rng};
 use crate::error::{Error, IoError};
 use crate::runtime::{Completion, Handle, Options, Report, Target};
 use crate::sys::{ALIGN, IoBuf};
-use iosched_core::Op;
+use iosched_core::{IoPrio, Op};
 use serde::Serialize;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
@@ -60,6 +60,9 @@ pub struct Config {
     /// Run for this long (sequential modes wrap around); without it, `size` bytes of I/O.
     pub runtime: Option<Duration>,
     pub seed: u64,
+    /// One job per priority, each its own owner with `iodepth` requests in flight (fio's
+    /// `prioclass`/`prio` per job); empty: one job at the owner's default priority.
+    pub prios: Vec<IoPrio>,
 }
 
 /// What the run measured (names follow fio's JSON where they overlap).
@@ -80,7 +83,21 @@ pub struct Result_ {
     pub clat_max_us: f64,
     /// Process CPU time over wall time, percent.
     pub cpu_pct: f64,
+    /// Each job's share (one entry per job, in `prios` order).
+    pub jobs: Vec<JobResult>,
     pub report: Report,
+}
+
+/// One job of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct JobResult {
+    /// `be/0`, `idle`, … or `none` (the default).
+    pub prio: String,
+    pub total_ios: u64,
+    pub iops: f64,
+    pub clat_mean_us: f64,
+    pub clat_p50_us: f64,
+    pub clat_p99_us: f64,
 }
 
 impl Config {
@@ -212,40 +229,52 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
             return Err(Error("stopped while laying out the data area".into()));
         }
     }
-    let mut handle = target.handle();
-    handle.set_unplug(true);
     let start = Instant::now();
-    let sh: Shared = Arc::new((
-        Mutex::new(State {
-            handle,
-            rw: cfg.rw,
-            bs: cfg.bs as u64,
-            blocks,
-            rng: Rng::from_state(cfg.seed),
-            next_seq: 0,
-            left: if cfg.runtime.is_none() { Some(blocks) } else { None },
-            deadline: cfg.runtime.map(|r| start + r),
-            stop: Arc::clone(&ctl.stop),
-            inflight: 0,
-            ios: 0,
-            lat_ns: Vec::with_capacity(1 << 20),
-            error: None,
-        }),
-        Condvar::new(),
-    ));
+    let prios: Vec<Option<IoPrio>> =
+        if cfg.prios.is_empty() { vec![None] } else { cfg.prios.iter().map(|&p| Some(p)).collect() };
+    let jobs: Vec<Shared> = prios
+        .iter()
+        .enumerate()
+        .map(|(j, prio)| {
+            let mut handle = target.handle();
+            if let Some(p) = prio {
+                handle.set_prio(*p);
+            }
+            handle.set_unplug(true);
+            Arc::new((
+                Mutex::new(State {
+                    handle,
+                    rw: cfg.rw,
+                    bs: cfg.bs as u64,
+                    blocks,
+                    // Job 0 draws what a single job draws; the others their own streams.
+                    rng: Rng::from_state(cfg.seed.wrapping_add((j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
+                    next_seq: 0,
+                    left: if cfg.runtime.is_none() { Some(blocks) } else { None },
+                    deadline: cfg.runtime.map(|r| start + r),
+                    stop: Arc::clone(&ctl.stop),
+                    inflight: 0,
+                    ios: 0,
+                    lat_ns: Vec::with_capacity(1 << 20),
+                    error: None,
+                }),
+                Condvar::new(),
+            ))
+        })
+        .collect();
     let c0 = crate::sys::process_cpu_time();
-    {
+    for sh in &jobs {
         let mut st = sh.0.lock().unwrap_or_else(|e| e.into_inner());
         for _ in 0..cfg.iodepth {
             let mut b = IoBuf::new(cfg.bs as usize);
             b.fill(0xa5);
-            submit_next(&sh, &mut st, b);
+            submit_next(sh, &mut st, b);
         }
     }
-    // Wait for the load to drain (it stops at the deadline, the end or an error).
+    // Wait for every job to drain (each stops at the deadline, its end or an error).
     let mut last = Instant::now();
-    {
-        let (m, cv) = &*sh;
+    for sh in &jobs {
+        let (m, cv) = &**sh;
         let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
         while st.inflight > 0 {
             st = cv.wait_timeout(st, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
@@ -265,22 +294,43 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
     }
     let wall = start.elapsed();
     let cpu = crate::sys::process_cpu_time().saturating_sub(c0);
-    // The last callback's closure (holding a clone) is dropped right after it ran.
-    while Arc::strong_count(&sh) > 1 {
-        std::thread::yield_now();
-    }
-    let st =
-        Arc::try_unwrap(sh).ok().expect("no callback outstanding").0.into_inner().unwrap_or_else(|e| e.into_inner());
-    let State { handle, ios, mut lat_ns, error, .. } = st;
-    drop(handle);
-    let report = target.close()?;
-    lat_ns.sort_unstable();
-    let q = |p: f64| {
-        if lat_ns.is_empty() { 0.0 } else { lat_ns[((lat_ns.len() - 1) as f64 * p).round() as usize] as f64 / 1e3 }
-    };
     let secs = wall.as_secs_f64().max(1e-9);
-    let mean =
-        if lat_ns.is_empty() { 0.0 } else { lat_ns.iter().map(|&x| x as f64).sum::<f64>() / lat_ns.len() as f64 / 1e3 };
+    let mut all_lat: Vec<u32> = Vec::new();
+    let mut total_ios = 0;
+    let mut error = None;
+    let mut job_results = Vec::new();
+    for (sh, prio) in jobs.into_iter().zip(&prios) {
+        // The last callback's closure (holding a clone) is dropped right after it ran.
+        while Arc::strong_count(&sh) > 1 {
+            std::thread::yield_now();
+        }
+        let st = Arc::try_unwrap(sh)
+            .ok()
+            .expect("no callback outstanding")
+            .0
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        let State { handle, ios, mut lat_ns, error: e, .. } = st;
+        drop(handle);
+        if error.is_none() {
+            error = e;
+        }
+        lat_ns.sort_unstable();
+        let (mean, p50, p99) = lat_stats(&lat_ns);
+        job_results.push(JobResult {
+            prio: prio.map_or_else(|| "none".to_string(), |p| p.to_string()),
+            total_ios: ios,
+            iops: ios as f64 / secs,
+            clat_mean_us: mean,
+            clat_p50_us: p50,
+            clat_p99_us: p99,
+        });
+        total_ios += ios;
+        all_lat.extend_from_slice(&lat_ns);
+    }
+    let report = target.close()?;
+    all_lat.sort_unstable();
+    let (mean, p50, p99) = lat_stats(&all_lat);
     let ended = match error {
         Some(e) => Ended::Failed(e),
         None if ctl.stopped() => Ended::Interrupted,
@@ -292,19 +342,30 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
             rw: cfg.rw,
             bs: cfg.bs,
             iodepth: cfg.iodepth,
-            total_ios: ios,
+            total_ios,
             runtime_ms: secs * 1e3,
-            iops: ios as f64 / secs,
-            bw_kib_s: ios as f64 * cfg.bs as f64 / 1024.0 / secs,
+            iops: total_ios as f64 / secs,
+            bw_kib_s: total_ios as f64 * cfg.bs as f64 / 1024.0 / secs,
             clat_mean_us: mean,
-            clat_p50_us: q(0.5),
-            clat_p99_us: q(0.99),
-            clat_max_us: lat_ns.last().map(|&x| x as f64 / 1e3).unwrap_or(0.0),
+            clat_p50_us: p50,
+            clat_p99_us: p99,
+            clat_max_us: all_lat.last().map(|&x| x as f64 / 1e3).unwrap_or(0.0),
             cpu_pct: 100.0 * cpu.as_secs_f64() / secs,
+            jobs: job_results,
             report,
         },
         ended,
     ))
+}
+
+/// Mean, median and 99th percentile of sorted latencies (ns), in microseconds.
+fn lat_stats(sorted: &[u32]) -> (f64, f64, f64) {
+    if sorted.is_empty() {
+        return (0.0, 0.0, 0.0);
+    }
+    let q = |p: f64| sorted[((sorted.len() - 1) as f64 * p).round() as usize] as f64 / 1e3;
+    let mean = sorted.iter().map(|&x| x as f64).sum::<f64>() / sorted.len() as f64 / 1e3;
+    (mean, q(0.5), q(0.99))
 }
 
 /// Write `[from, to)` of the data area once, untimed: 1 MiB writes from four threads.
