@@ -9,26 +9,10 @@
 # against be), and mq-deadline levels (which it ignores within a class).
 #
 #   sudo benches/prio_crosscheck.sh        env: SIZE_MB=1024 RUNTIME=5 ROUNDS=2
-set -euo pipefail
-cd "$(dirname "$0")/.."
-SIZE_MB=${SIZE_MB:-1024}
 RUNTIME=${RUNTIME:-5}
 ROUNDS=${ROUNDS:-2}
-IOSCHED=${IOSCHED:-target/release/iosched}
-WORK=${WORK:-/tmp/iosched-loop-crosscheck}
-
-[ "$(id -u)" = 0 ] || { echo "needs root (losetup, real-time I/O priority)" >&2; exit 2; }
-command -v fio >/dev/null || { echo "fio is not installed" >&2; exit 2; }
-[[ "$ROUNDS" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS must be a positive integer (got '$ROUNDS')" >&2; exit 2; }
-[[ "$RUNTIME" =~ ^[1-9][0-9]*$ ]] || { echo "RUNTIME must be a positive number of seconds (got '$RUNTIME')" >&2; exit 2; }
-[ -x "$IOSCHED" ] || cargo build --release -q -p iosched
-mkdir -p "$WORK"
-IMG="$WORK/backing.img"
-dd if=/dev/zero of="$IMG" bs=1M count="$SIZE_MB" conv=fsync status=none
-DEV=$(losetup --find --show --direct-io=on "$IMG")
-trap 'losetup -d "$DEV"' EXIT
-Q=/sys/block/$(basename "$DEV")/queue/scheduler
-DATA=$(( (SIZE_MB - 1) * 1024 * 1024 ))   # our marker block takes the first 4 KiB
+# shellcheck source=loop_setup.sh
+source "$(dirname "$0")/loop_setup.sh"
 
 # fio's prioclass numbers.
 fio_prio() {
