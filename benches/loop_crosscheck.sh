@@ -36,7 +36,7 @@ kernel() {
         2>/dev/null | python3 -c 'import json,sys; print(round(json.load(sys.stdin)["jobs"][0]["read"]["iops"]))'
 }
 
-echo "loop device $DEV (direct-io=on) over $IMG, ${SIZE_MB} MiB; 4 KiB randread, iodepth 32, ${RUNTIME}s"
+echo "loop device $DEV (direct-io=on, rotational=$(cat "/sys/block/$(basename "$DEV")/queue/rotational")) over $IMG, ${SIZE_MB} MiB; 4 KiB randread, iodepth 32, ${RUNTIME}s"
 COLS=()
 for s in "${OURS[@]}"; do COLS+=("ours $s"); done
 for k in "${KERNEL[@]}"; do COLS+=("fio+kernel $k"); done

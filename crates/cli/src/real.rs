@@ -84,8 +84,9 @@ struct TiobenchArgs {
     /// Phases to run: seq_write, rand_write, seq_read, rand_read (comma separated).
     #[arg(long, default_value = "seq_write,rand_write,seq_read,rand_read")]
     phases: String,
-    /// Print exactly what tiobench.pl printed (no column headers under the titles).
-    #[arg(long)]
+    /// Print exactly what tiobench.pl printed (no column headers under the titles); the
+    /// lines naming the run and the runtime's own go to stderr, so stdout is the table alone.
+    #[arg(long, conflicts_with = "json")]
     as_printed: bool,
 }
 
@@ -130,8 +131,8 @@ struct FioArgs {
     /// first write (lay out) whatever part of it this run had to create, untimed, as fio does.
     #[arg(long, default_value = "1G")]
     size: String,
-    /// Run time (e.g. 10s, 500ms). Without it: --size bytes of I/O (one pass in sequential
-    /// modes, as many random blocks in random modes), as fio does.
+    /// Run time (e.g. 10s, 500ms). Without it: --size bytes of I/O per job (one pass in
+    /// sequential modes, as many random blocks in random modes), as fio does.
     #[arg(long)]
     runtime: Option<String>,
     /// One job per listed I/O priority, each its own owner (process) with --iodepth in
@@ -176,11 +177,15 @@ fn describe(c: &Common) -> String {
 }
 
 fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
-    // A trace that cannot be written fails now, before the target is created or touched.
+    // A trace with nowhere to go fails now, before the target is created or touched (a
+    // directory we may not write to still shows only when the trace is written).
     if let Some(r) = &c.record {
         let dir = r.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        if !dir.is_dir() {
+        if !dir.exists() {
             return Err(format!("--record {}: directory {} does not exist", r.display(), dir.display()));
+        }
+        if !dir.is_dir() {
+            return Err(format!("--record {}: {} is not a directory", r.display(), dir.display()));
         }
         if r.is_dir() {
             return Err(format!("--record {}: is a directory; expected a file path", r.display()));
@@ -417,14 +422,19 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
     } else {
         let table =
             if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
-        println!("tiobench (tiotest 0.3.3 semantics), {}", describe(c));
-        print!("{table}");
-        if let Some(note) = tiobench_report::cut_identifiers_note(&records) {
-            print!("{note}");
-        }
+        // With --as-printed stdout is tiobench.pl's table alone; the rest goes to stderr.
+        let head = format!("tiobench (tiotest 0.3.3 semantics), {}\n", describe(c));
+        let note = tiobench_report::cut_identifiers_note(&records).unwrap_or_default();
         let rl: Vec<(String, &Report)> =
             labels.iter().zip(&reports).map(|((s, n), r)| (format!("{s} ({n} thr)"), r)).collect();
-        print!("{}", runtime_lines(&rl));
+        let tail = format!("{note}{}", runtime_lines(&rl));
+        if a.as_printed {
+            eprint!("{head}");
+            print!("{table}");
+            eprint!("{tail}");
+        } else {
+            print!("{head}{table}{tail}");
+        }
     }
     verdict(&ended)
 }

@@ -179,7 +179,11 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
         if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
     print!("{table}");
     if let Some(note) = tiobench_report::cut_identifiers_note(&records) {
-        print!("{note}");
+        if a.as_printed {
+            eprint!("{note}");
+        } else {
+            print!("{note}");
+        }
     }
     Ok(())
 }

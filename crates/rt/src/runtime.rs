@@ -76,6 +76,9 @@ pub struct Options {
     pub force: bool,
     /// Data-area size: required to create a file target; grows one of ours.
     pub size: Option<u64>,
+    /// Write, before use, the part of a file's data area this open reserves (see
+    /// [`crate::target::open`]): for loads that read what they did not write.
+    pub lay_out: bool,
     pub backend: BackendChoice,
     /// Print the fallback notice when `Auto` falls back (default true).
     pub notice: bool,
@@ -97,6 +100,7 @@ impl Options {
             record: false,
             force: false,
             size: None,
+            lay_out: false,
             backend: BackendChoice::Auto,
             notice: true,
             seed: 1,
@@ -303,7 +307,7 @@ impl Target {
         if opts.record {
             queue.start_recording();
         }
-        let tf = target::open(path, opts.size, opts.force)?;
+        let tf = target::open(path, opts.size, opts.force, opts.lay_out)?;
         if let Some(m) = &model {
             let need = tf.data_len / 512;
             if need > m.capacity_sectors() {

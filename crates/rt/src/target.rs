@@ -148,8 +148,12 @@ fn check_size(size: u64) -> Result<(), Error> {
 }
 
 /// Open (or create) a target. `size` is the data-area size wanted: required to create a
-/// file, grows one of ours, and limits the area used on a device.
-pub fn open(path: &Path, size: Option<u64>, force: bool) -> Result<TargetFile, Error> {
+/// file, grows one of ours, and limits the area used on a device. With `lay_out`, the
+/// part of a file's data area this call reserves is written once before the marker
+/// records the new size (a filesystem reads reserved space back as zeros without
+/// touching the device, so reads of it would measure nothing): a failed or interrupted
+/// layout leaves the file at its old size, to be laid out again next time.
+pub fn open(path: &Path, size: Option<u64>, force: bool, lay_out: bool) -> Result<TargetFile, Error> {
     if let Some(s) = size {
         check_size(s)?;
     }
@@ -159,19 +163,19 @@ pub fn open(path: &Path, size: Option<u64>, force: bool) -> Result<TargetFile, E
         Err(e) => return Err(Error::io(path, "cannot stat", e)),
     };
     match meta {
-        None => create_file(path, size),
-        Some(m) if m.is_file() => open_file(path, m.len(), size, force),
+        None => create_file(path, size, lay_out),
+        Some(m) if m.is_file() => open_file(path, m.len(), size, force, lay_out),
         Some(m) if m.file_type().is_block_device() => open_blockdev(path, m.rdev(), size, force),
         Some(_) => Err(Error(format!("{}: not a regular file or a block device", path.display()))),
     }
 }
 
-fn create_file(path: &Path, size: Option<u64>) -> Result<TargetFile, Error> {
+fn create_file(path: &Path, size: Option<u64>, lay_out: bool) -> Result<TargetFile, Error> {
     let Some(size) = size else {
         return Err(Error(format!("{}: does not exist; give a size to create it", path.display())));
     };
     let file = open_direct(path, true, false).map_err(|e| Error::io(path, "cannot create", e))?;
-    let init = init_file(&file, path, size);
+    let init = init_file(&file, path, 0, size, lay_out);
     if let Err(e) = init {
         drop(file);
         let _ = std::fs::remove_file(path);
@@ -184,17 +188,39 @@ fn create_file(path: &Path, size: Option<u64>) -> Result<TargetFile, Error> {
         data_offset: MARKER_LEN,
         data_len: size,
         created: true,
-        unwritten_from: Some(0),
+        unwritten_from: (!lay_out).then_some(0),
     })
 }
 
-fn init_file(file: &File, path: &Path, size: u64) -> Result<(), Error> {
+/// Reserve a data area of `size` bytes whose first `from` bytes already exist, lay out
+/// the rest if asked, then record the size in the marker.
+fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> Result<(), Error> {
     sys::fallocate(file, 0, MARKER_LEN + size)
         .map_err(|e| Error::io(path, &format!("cannot reserve {} bytes", MARKER_LEN + size), e))?;
+    if lay_out && size > from {
+        eprintln!("{}: laying out {} before use (new space reads as holes)", path.display(), fmt_bytes(size - from));
+        let mut buf = IoBuf::new(LAYOUT_CHUNK.min(size - from) as usize);
+        buf.fill(0x5a);
+        let mut off = from;
+        while off < size {
+            let n = LAYOUT_CHUNK.min(size - off) as usize;
+            file.write_all_at(&buf[..n], MARKER_LEN + off)
+                .map_err(|e| Error::io(path, &format!("laying out the data area at byte {off}"), e))?;
+            off += n as u64;
+        }
+    }
     write_marker(file, path, size)
 }
 
-fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool) -> Result<TargetFile, Error> {
+/// Writes of a layout (sequential, O_DIRECT).
+const LAYOUT_CHUNK: u64 = 1 << 20;
+
+/// `2 MiB`, `12 KiB`: sizes here are multiples of 4 KiB.
+fn fmt_bytes(b: u64) -> String {
+    if b.is_multiple_of(1 << 20) { format!("{} MiB", b >> 20) } else { format!("{} KiB", b >> 10) }
+}
+
+fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: bool) -> Result<TargetFile, Error> {
     let file = open_direct(path, false, false).map_err(|e| {
         let hint =
             if e.raw_os_error() == Some(libc::EINVAL) { " (the filesystem may not support O_DIRECT)" } else { "" };
@@ -214,15 +240,15 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool) -> Result<Ta
         let Some(size) = size else {
             return Err(Error(format!("{}: empty file; give a size to initialise it", path.display())));
         };
-        init_file(&t.file, path, size)?;
-        t.unwritten_from = Some(0);
+        init_file(&t.file, path, 0, size, lay_out)?;
+        t.unwritten_from = (!lay_out).then_some(0);
         size
     } else {
         let head = read_head(&t.file, path, ALIGN)?;
         match (parse_marker(&head), size) {
             (Some(old), Some(s)) if s > old => {
-                init_file(&t.file, path, s)?;
-                t.unwritten_from = Some(old);
+                init_file(&t.file, path, old, s, lay_out)?;
+                t.unwritten_from = (!lay_out).then_some(old);
                 s
             }
             (Some(_), Some(s)) => s,
@@ -237,8 +263,8 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool) -> Result<Ta
             (None, s) => {
                 let s = s.unwrap_or(whole);
                 check_size(s).map_err(|e| Error(format!("{}: {e}", path.display())))?;
-                init_file(&t.file, path, s)?;
-                t.unwritten_from = Some(0);
+                init_file(&t.file, path, 0, s, lay_out)?;
+                t.unwritten_from = (!lay_out).then_some(0);
                 s
             }
         }
@@ -391,31 +417,57 @@ mod tests {
     fn create_reopen_and_refuse_foreign_files() {
         let d = tmpdir("rules");
         let p = d.join("t");
-        let e = open(&p, None, false).unwrap_err();
+        let e = open(&p, None, false, false).unwrap_err();
         assert!(e.0.contains("give a size"), "{e}");
-        let t = open(&p, Some(1 << 20), false).unwrap();
+        let t = open(&p, Some(1 << 20), false, false).unwrap();
         assert!(t.created);
         assert_eq!(t.data_len, 1 << 20);
+        assert_eq!(t.unwritten_from, Some(0));
         drop(t);
-        // Ours: reopened without a size, grown with one.
-        assert_eq!(open(&p, None, false).unwrap().data_len, 1 << 20);
-        assert_eq!(open(&p, Some(2 << 20), false).unwrap().data_len, 2 << 20);
-        // Foreign non-empty file: refused, content untouched; --force takes it.
+        // Ours: reopened without a size (nothing new), grown with one (the new part).
+        let t = open(&p, None, false, false).unwrap();
+        assert_eq!((t.data_len, t.unwritten_from), (1 << 20, None));
+        let t = open(&p, Some(2 << 20), false, false).unwrap();
+        assert_eq!((t.data_len, t.unwritten_from), (2 << 20, Some(1 << 20)));
+        // Foreign non-empty file: refused, content untouched; --force takes it, all new.
         let f = d.join("foreign");
         std::fs::write(&f, vec![b'x'; 3 * 4096]).unwrap();
-        let e = open(&f, Some(4096), false).unwrap_err();
+        let e = open(&f, Some(4096), false, false).unwrap_err();
         assert!(e.0.contains("refusing to overwrite") && e.0.contains("--force"), "{e}");
         assert_eq!(std::fs::read(&f).unwrap(), vec![b'x'; 3 * 4096]);
-        let t = open(&f, None, true).unwrap();
-        assert_eq!(t.data_len, 2 * 4096);
+        let t = open(&f, None, true, false).unwrap();
+        assert_eq!((t.data_len, t.unwritten_from), (2 * 4096, Some(0)));
         // Empty existing file: initialised.
         let z = d.join("empty");
         std::fs::write(&z, b"").unwrap();
-        assert_eq!(open(&z, Some(8192), false).unwrap().data_len, 8192);
+        let t = open(&z, Some(8192), false, false).unwrap();
+        assert_eq!((t.data_len, t.unwritten_from), (8192, Some(0)));
         // Bad sizes are rejected, not rounded.
-        let e = open(&d.join("odd"), Some(1000), false).unwrap_err();
+        let e = open(&d.join("odd"), Some(1000), false, false).unwrap_err();
         assert!(e.0.contains("multiple of 4096"), "{e}");
-        assert!(open(d.as_path(), None, false).unwrap_err().0.contains("not a regular file"));
+        assert!(open(d.as_path(), None, false, false).unwrap_err().0.contains("not a regular file"));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// With `lay_out`, what the open reserves is written before use, and only that: a
+    /// grown file keeps its old data.
+    #[test]
+    fn lay_out_writes_the_new_space_only() {
+        let d = tmpdir("layout");
+        let p = d.join("t");
+        let t = open(&p, Some(8192), false, true).unwrap();
+        assert_eq!(t.unwritten_from, None);
+        t.file.write_all_at(&marker_block(0)[..], MARKER_LEN).unwrap(); // our own data in block 0
+        drop(t);
+        let t = open(&p, Some(3 * 8192), false, true).unwrap();
+        assert_eq!((t.data_len, t.unwritten_from), (3 * 8192, None));
+        drop(t);
+        let data = std::fs::read(&p).unwrap();
+        assert_eq!(data.len() as u64, MARKER_LEN + 3 * 8192);
+        let area = &data[MARKER_LEN as usize..];
+        assert_eq!(&area[..4096], &marker_block(0)[..], "old data was overwritten");
+        assert!(area[4096..8192].iter().all(|&b| b == 0x5a));
+        assert!(area[8192..].iter().all(|&b| b == 0x5a), "the new space was not laid out");
         std::fs::remove_dir_all(&d).unwrap();
     }
 

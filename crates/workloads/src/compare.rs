@@ -220,8 +220,34 @@ pub struct Row {
     pub a_cv_pct: f64,
     pub b_cv_pct: f64,
     pub within_variation: bool,
-    /// The table's verdict: `no change` (equal means), `within variation`, `B higher`, `B lower`.
-    pub verdict: &'static str,
+    /// The table's verdict.
+    pub verdict: Verdict,
+}
+
+/// What the table says of a row (`--json`: the same words).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// Equal means (whatever the deviations).
+    #[serde(rename = "no change")]
+    NoChange,
+    /// The change is smaller than twice the larger run-to-run deviation.
+    #[serde(rename = "within variation")]
+    WithinVariation,
+    #[serde(rename = "B higher")]
+    BHigher,
+    #[serde(rename = "B lower")]
+    BLower,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::NoChange => "no change",
+            Verdict::WithinVariation => "within variation",
+            Verdict::BHigher => "B higher",
+            Verdict::BLower => "B lower",
+        }
+    }
 }
 
 impl Row {
@@ -230,6 +256,7 @@ impl Row {
         let (a_mean, b_mean) = (mean(a), mean(b));
         let change = change_pct(a_mean, b_mean);
         let (a_cv, b_cv) = (cv_pct(a), cv_pct(b));
+        let within = within_variation(change, a_cv, b_cv);
         Row {
             bench: bench.to_string(),
             test: test.to_string(),
@@ -239,22 +266,22 @@ impl Row {
             change_pct: change,
             a_cv_pct: a_cv,
             b_cv_pct: b_cv,
-            within_variation: within_variation(change, a_cv, b_cv),
+            within_variation: within,
             verdict: if a_mean == b_mean {
-                "no change"
-            } else if within_variation(change, a_cv, b_cv) {
-                "within variation"
+                Verdict::NoChange
+            } else if within {
+                Verdict::WithinVariation
             } else if change > 0.0 {
-                "B higher"
+                Verdict::BHigher
             } else {
-                "B lower"
+                Verdict::BLower
             },
         }
     }
 
     /// Whether the table counts this row as changed (a difference beyond the variation).
     pub fn changed(&self) -> bool {
-        matches!(self.verdict, "B higher" | "B lower")
+        matches!(self.verdict, Verdict::BHigher | Verdict::BLower)
     }
 }
 
@@ -609,7 +636,7 @@ pub fn render(r: &CompareReport) -> String {
         "bench", "test", "A mean", "B mean", "unit", "change", "A cv", "B cv"
     );
     for row in &r.rows {
-        let verdict = row.verdict;
+        let verdict = row.verdict.as_str();
         // One run per side has no deviation: show n/a rather than a 0 % that is not measured.
         let cv = |x: f64| if r.runs < 2 { "n/a".to_string() } else { format!("{x:.1}%") };
         let _ = writeln!(
@@ -702,6 +729,20 @@ mod tests {
         let at: Vec<usize> = fields.iter().map(|f| json.find(&format!("\"{f}\":")).expect(f)).collect();
         assert!(at.windows(2).all(|w| w[0] < w[1]), "{json}");
         assert_eq!(json.matches("\":").count(), fields.len(), "{json}");
+    }
+
+    /// The JSON verdict is the table's, in its words, for each kind of row.
+    #[test]
+    fn verdicts() {
+        let v = |a: &[f64], b: &[f64]| Row::from_samples("x", "t", "MB/s", a, b).verdict;
+        assert_eq!(v(&[10.0, 10.0], &[10.0, 10.0]), Verdict::NoChange);
+        assert_eq!(v(&[10.0, 12.0], &[11.5, 11.0]), Verdict::WithinVariation);
+        assert_eq!(v(&[10.0, 10.1], &[12.0, 12.1]), Verdict::BHigher);
+        assert_eq!(v(&[10.0, 10.1], &[8.0, 8.1]), Verdict::BLower);
+        let r = Row::from_samples("x", "t", "MB/s", &[10.0, 10.1], &[8.0, 8.1]);
+        assert!(r.changed());
+        assert!(serde_json::to_string(&r).unwrap().contains("\"verdict\":\"B lower\""));
+        assert!(!Row::from_samples("x", "t", "MB/s", &[1.0, 1.0], &[1.0, 1.0]).changed());
     }
 
     #[test]

@@ -18,20 +18,20 @@ pub fn stderr(o: &Output) -> String {
 }
 
 /// `iosched schedulers | head -1`: the closed pipe ends the process quietly (SIGPIPE, as
-/// for C tools), with no panic message. The read end is closed right after the start, long
-/// before the program gets to write.
+/// for C tools), with no panic message. The pipe's read end is closed before the program
+/// starts, so its first write meets a closed pipe.
 #[test]
 fn a_closed_output_pipe_ends_quietly() {
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_iosched"))
         .arg("schedulers")
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(writer))
         .stderr(Stdio::piped())
-        .spawn()
+        .output()
         .expect("run iosched");
-    drop(child.stdout.take());
-    let o = child.wait_with_output().unwrap();
     assert!(stderr(&o).is_empty(), "{}", stderr(&o));
     assert_eq!(o.status.signal(), Some(SIGPIPE), "{:?}", o.status);
 }

@@ -1,18 +1,20 @@
-//! A fio-like load for comparing the runtime with fio: one job keeping `iodepth`
-//! requests in flight (fio's io_uring engine with `iodepth=N`), `rw` = read, write,
-//! randread or randwrite, `bs` bytes, over the first `size` bytes of the target, for
-//! `runtime` (time_based) — or, without a runtime, `size` bytes of I/O (fio's default
+//! A fio-like load for comparing the runtime with fio: jobs of `iodepth` requests in
+//! flight each (fio's io_uring engine with `iodepth=N`; one job, or one per I/O priority
+//! with `prios`, as fio's per-job `prioclass`/`prio`), `rw` = read, write, randread or
+//! randwrite, `bs` bytes, over the first `size` bytes of the target, for `runtime`
+//! (time_based) — or, without a runtime, `size` bytes of I/O per job (fio's default
 //! `io_size`: one pass in sequential modes, as many random blocks in random modes).
 //!
-//! Read modes on a data area this run reserved (a new target, or one grown to `size`)
-//! first lay that area out with untimed 1 MiB writes, as fio lays out a new file: a
-//! filesystem reads never-written space back as zeros without touching the device, so
-//! the run would measure nothing.
+//! Read modes open the target with [`Options::lay_out`]: the part of the data area the
+//! open creates (a new target, or one grown to `size`) is written once first, as fio lays
+//! out a new file, because a filesystem reads never-written space back as zeros without
+//! touching the device and the run would measure nothing.
 //!
 //! It uses the callback API: each completion callback (on the dispatcher thread)
 //! submits the next request, so no thread hop sits between a completion and the next
 //! submission — the same shape as fio's reap-then-submit loop. Random offsets are
-//! uniform with replacement (fio's `norandommap`).
+//! uniform with replacement (fio's `norandommap`), from an independent stream per job.
+//! An error in any job stops them all.
 
 use super::{Control, Ended, Rng};
 use crate::error::{Error, IoError};
@@ -130,6 +132,12 @@ struct State {
     ios: u64,
     lat_ns: Vec<u32>,
     error: Option<IoError>,
+    /// Set by any job's error: every job stops submitting.
+    failed: Arc<std::sync::atomic::AtomicBool>,
+    /// Completions of all jobs (for the progress line).
+    done: Arc<std::sync::atomic::AtomicU64>,
+    /// When this job's last request completed.
+    end: Option<Instant>,
 }
 
 type Shared = Arc<(Mutex<State>, Condvar)>;
@@ -137,7 +145,8 @@ type Shared = Arc<(Mutex<State>, Condvar)>;
 fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf) {
     let expired = st.deadline.is_some_and(|d| Instant::now() >= d);
     let exhausted = st.left == Some(0);
-    if expired || exhausted || st.error.is_some() || st.stop.load(std::sync::atomic::Ordering::Relaxed) {
+    let stopped = st.stop.load(std::sync::atomic::Ordering::Relaxed);
+    if expired || exhausted || stopped || st.error.is_some() || st.failed.load(std::sync::atomic::Ordering::Relaxed) {
         return;
     }
     if let Some(l) = &mut st.left {
@@ -162,7 +171,10 @@ fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf) {
     });
     match r {
         Ok(()) => st.inflight += 1,
-        Err(e) => st.error = Some(e),
+        Err(e) => {
+            st.error = Some(e);
+            st.failed.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 
@@ -170,9 +182,11 @@ fn on_done(sh: &Shared, c: Completion, t0: Instant) {
     let (m, cv) = &**sh;
     let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
     st.inflight -= 1;
+    st.end = Some(Instant::now());
     match c.result {
         Ok(_) => {
             st.ios += 1;
+            st.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let ns = t0.elapsed().as_nanos().min(u32::MAX as u128) as u32;
             st.lat_ns.push(ns);
             if let Some(buf) = c.buf {
@@ -183,6 +197,7 @@ fn on_done(sh: &Shared, c: Completion, t0: Instant) {
             if st.error.is_none() {
                 st.error = Some(e);
             }
+            st.failed.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
     if st.inflight == 0 {
@@ -196,6 +211,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
     if opts.size.is_none() {
         opts.size = Some(cfg.size.div_ceil(ALIGN as u64) * ALIGN as u64);
     }
+    opts.lay_out = matches!(cfg.rw, Rw::Read | Rw::RandRead);
     let label = opts.sched.text.clone();
     let target = Target::open(path, opts)?;
     if target.info().data_len < cfg.size {
@@ -207,31 +223,11 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
         )));
     }
     let blocks = cfg.size / cfg.bs as u64;
-    if matches!(cfg.rw, Rw::Read | Rw::RandRead)
-        && let Some(from) = target.info().unwritten_from.filter(|&f| f < cfg.size)
-    {
-        eprintln!(
-            "{}: laying out {} MiB before reading (new space reads as holes)",
-            path.display(),
-            (cfg.size - from) >> 20
-        );
-        let to = (cfg.size.div_ceil(ALIGN as u64) * ALIGN as u64).min(target.info().data_len);
-        if let Err(e) = lay_out(&target, from, to, ctl) {
-            let report = target.close()?;
-            return Err(Error(format!(
-                "{}: laying out the data area: {e} ({} requests done)",
-                path.display(),
-                report.requests
-            )));
-        }
-        if ctl.stopped() {
-            target.close()?;
-            return Err(Error("stopped while laying out the data area".into()));
-        }
-    }
     let start = Instant::now();
     let prios: Vec<Option<IoPrio>> =
         if cfg.prios.is_empty() { vec![None] } else { cfg.prios.iter().map(|&p| Some(p)).collect() };
+    let failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let done = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let jobs: Vec<Shared> = prios
         .iter()
         .enumerate()
@@ -247,8 +243,9 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
                     rw: cfg.rw,
                     bs: cfg.bs as u64,
                     blocks,
-                    // Job 0 draws what a single job draws; the others their own streams.
-                    rng: Rng::from_state(cfg.seed.wrapping_add((j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))),
+                    // Job 0 draws what a single job draws; the others independent streams
+                    // (not the same stream shifted, which would read job 0's blocks again).
+                    rng: if j == 0 { Rng::from_state(cfg.seed) } else { Rng::derive(cfg.seed, j as u64) },
                     next_seq: 0,
                     left: if cfg.runtime.is_none() { Some(blocks) } else { None },
                     deadline: cfg.runtime.map(|r| start + r),
@@ -257,6 +254,9 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
                     ios: 0,
                     lat_ns: Vec::with_capacity(1 << 20),
                     error: None,
+                    failed: Arc::clone(&failed),
+                    done: Arc::clone(&done),
+                    end: None,
                 }),
                 Condvar::new(),
             ))
@@ -280,12 +280,8 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
             st = cv.wait_timeout(st, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
             if ctl.progress && last.elapsed() >= Duration::from_millis(500) {
                 last = Instant::now();
-                eprint!(
-                    "\r{label} {:?}: {} ios, {:.0} IOPS\x1b[K",
-                    cfg.rw,
-                    st.ios,
-                    st.ios as f64 / start.elapsed().as_secs_f64()
-                );
+                let n = done.load(std::sync::atomic::Ordering::Relaxed);
+                eprint!("\r{label} {:?}: {n} ios, {:.0} IOPS\x1b[K", cfg.rw, n as f64 / start.elapsed().as_secs_f64());
             }
         }
     }
@@ -310,8 +306,10 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
             .0
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
-        let State { handle, ios, mut lat_ns, error: e, .. } = st;
+        let State { handle, ios, mut lat_ns, error: e, end, .. } = st;
         drop(handle);
+        // A job that finished before the others (no --runtime) is rated over its own time.
+        let job_secs = end.map_or(secs, |e| e.saturating_duration_since(start).as_secs_f64().max(1e-9));
         if error.is_none() {
             error = e;
         }
@@ -320,7 +318,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
         job_results.push(JobResult {
             prio: prio.map_or_else(|| "none".to_string(), |p| p.to_string()),
             total_ios: ios,
-            iops: ios as f64 / secs,
+            iops: ios as f64 / job_secs,
             clat_mean_us: mean,
             clat_p50_us: p50,
             clat_p99_us: p99,
@@ -366,29 +364,4 @@ fn lat_stats(sorted: &[u32]) -> (f64, f64, f64) {
     let q = |p: f64| sorted[((sorted.len() - 1) as f64 * p).round() as usize] as f64 / 1e3;
     let mean = sorted.iter().map(|&x| x as f64).sum::<f64>() / sorted.len() as f64 / 1e3;
     (mean, q(0.5), q(0.99))
-}
-
-/// Write `[from, to)` of the data area once, untimed: 1 MiB writes from four threads.
-fn lay_out(target: &Target, from: u64, to: u64, ctl: &Control) -> Result<(), IoError> {
-    const CHUNK: u64 = 1 << 20;
-    const THREADS: u64 = 4;
-    std::thread::scope(|s| {
-        let hs: Vec<_> = (0..THREADS)
-            .map(|t| {
-                let h = target.handle();
-                s.spawn(move || {
-                    let mut off = from + t * CHUNK;
-                    while off < to && !ctl.stopped() {
-                        let n = CHUNK.min(to - off);
-                        let mut b = IoBuf::new(n as usize);
-                        b.fill(0x5a);
-                        h.write(off, &mut b)?;
-                        off += THREADS * CHUNK;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        hs.into_iter().try_for_each(|h| h.join().expect("layout thread"))
-    })
 }
