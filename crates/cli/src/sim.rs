@@ -15,7 +15,7 @@ pub struct MachineArgs {
     #[arg(long)]
     pub disk: Option<String>,
     /// Memory (page cache, dirty limits): e.g. 256M.
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub mem: Option<String>,
     /// CPU profile: piii-1000, p4-2000 or p4-ht.
     #[arg(long)]
@@ -24,7 +24,7 @@ pub struct MachineArgs {
     #[arg(long)]
     pub host: Option<String>,
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
-    #[arg(long)]
+    #[arg(allow_negative_numbers = true, long)]
     pub mapped: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
@@ -109,13 +109,13 @@ pub struct TiobenchArgs {
     #[arg(long, default_value = "deadline,as,as:nr_requests=8192")]
     pub sched: String,
     /// Thread counts (one tiotest run each).
-    #[arg(long, default_value = "32,64,128")]
+    #[arg(allow_negative_numbers = true, long, default_value = "32,64,128")]
     pub threads: String,
     /// Total file size over all threads (tiobench.pl --size): a whole number of MiB, written with an M or G suffix (a bare number is bytes). As in tiobench.pl each thread's file is int(size / threads) MiB, so 3M over 2 threads writes 2 MiB.
-    #[arg(long, default_value = "512M")]
+    #[arg(allow_negative_numbers = true, long, default_value = "512M")]
     pub size: String,
     /// Bytes per read/write call.
-    #[arg(long, default_value = "4k")]
+    #[arg(allow_negative_numbers = true, long, default_value = "4k")]
     pub block: String,
     /// Random operations over all threads (tiobench.pl --random).
     #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
@@ -204,10 +204,10 @@ pub struct ReadmanyArgs {
     #[arg(long)]
     pub set: Vec<String>,
     /// Give up after this much simulated time; reported as "> timeout".
-    #[arg(long, default_value = "30m")]
+    #[arg(allow_negative_numbers = true, long, default_value = "30m")]
     pub timeout: String,
     /// How long the background load runs before the timed command.
-    #[arg(long, default_value = "20s")]
+    #[arg(allow_negative_numbers = true, long, default_value = "20s")]
     pub warmup: String,
     /// Fraction of the 2.4.19 tree to read (1 = all 11,219 files).
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
