@@ -289,6 +289,11 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     if a.vmstat {
         for r in &results {
             println!("\n{} {}:", r.scheduler, r.background.name());
+            if r.vmstat.is_empty() {
+                // vmstat samples once a simulated second.
+                println!("   (no sample: the command took less than a second)");
+                continue;
+            }
             println!("   s  r  b    free   cache   dirty     bi     bo us sy id wa");
             for l in &r.vmstat {
                 println!(
