@@ -197,6 +197,11 @@ struct BfqQueue {
     budget_timeout: i64,
     /// The weight of its I/O priority (`orig_weight`); the entity's is this × `wr_coeff`.
     orig_weight: u32,
+    /// The owner's I/O priority as last seen (class index, level: `bic->ioprio`).
+    ioprio: (usize, u8),
+    /// A changed priority's weight, taken with the entity's pending weight
+    /// (`entity.new_weight` while `prio_changed`).
+    new_orig_weight: Option<u32>,
     /// The weight it is counted under in the weight-counter tree.
     weights_key: u32,
     // Weight raising (jiffies as i64, so that "minus infinity" compares).
@@ -410,7 +415,7 @@ impl Bfq {
         let b = self.qm(q);
         let (old, busy) = (b.wr_coeff, b.busy);
         b.wr_coeff = coeff;
-        let w = b.orig_weight * coeff;
+        let w = b.new_orig_weight.unwrap_or(b.orig_weight) * coeff;
         if busy && (old > 1) != (coeff > 1) {
             if coeff > 1 {
                 self.wr_busy_queues += 1;
@@ -571,12 +576,15 @@ impl Bfq {
         let class = class_of(rq);
         let sync = rq.is_sync();
         let key = key_of(rq);
+        let level = if class == 2 { 7 } else { rq.prio.level };
         if let Some(&q) = self.keys.get(&key) {
+            if sync && self.q(q).ioprio != (class, level) {
+                self.ioprio_changed(q, class, level);
+            }
             return q;
         }
         let q = self.next_qid;
         self.next_qid += 1;
-        let level = if class == 2 { 7 } else { rq.prio.level };
         self.sched.add(q, class, weight_of(level));
         let max_budget = 2 * self.dev_max_budget() / 3;
         self.sched.entity_mut(q).budget = max_budget;
@@ -606,6 +614,8 @@ impl Bfq {
                 in_weights: false,
                 budget_timeout: NEVER,
                 orig_weight: weight_of(level),
+                ioprio: (class, level),
+                new_orig_weight: None,
                 weights_key: 0,
                 wr_coeff: 1,
                 wr_cur_max_time: 0,
@@ -627,6 +637,21 @@ impl Bfq {
         );
         self.keys.insert(key, q);
         q
+    }
+
+    /// `bfq_check_ioprio_change` for a sync queue (`bfq_set_next_ioprio_data`): the owner's
+    /// priority changed. The new weight and class wait for the queue's next (re)queueing,
+    /// as the kernel's `prio_changed`. (An async request of the new priority already goes
+    /// to the shared queue of that priority: async queues are looked up by it.)
+    fn ioprio_changed(&mut self, q: QId, class: usize, level: u8) {
+        let b = self.qm(q);
+        b.ioprio = (class, level);
+        let orig = weight_of(level);
+        b.new_orig_weight = Some(orig);
+        let w = orig * b.wr_coeff;
+        let e = self.sched.entity_mut(q);
+        e.pending_weight = Some(w);
+        e.pending_class = (class != e.class).then_some(class);
     }
 
     /// Drop a queue nobody can use any more: its process exited and it holds nothing.
@@ -652,6 +677,19 @@ impl Bfq {
     /// ones that took a new weight in the weight-counter tree (raised queues leave it).
     fn free_released(&mut self) {
         for q in self.sched.take_reweighted() {
+            // A changed priority took effect: the queue's own weight, and its class with
+            // the busy count per class.
+            if let Some(orig) = self.qm(q).new_orig_weight.take() {
+                self.qm(q).orig_weight = orig;
+            }
+            let (old_class, new_class) = (self.q(q).class, self.sched.entity(q).class);
+            if old_class != new_class {
+                if self.q(q).busy {
+                    self.busy_queues[old_class] -= 1;
+                    self.busy_queues[new_class] += 1;
+                }
+                self.qm(q).class = new_class;
+            }
             // As `__bfq_entity_update_weight_prio`: out of its old counter, into the new
             // one unless raised (even if it had none: a queue whose raising just ended).
             self.weights_remove(q);

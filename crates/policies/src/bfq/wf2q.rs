@@ -57,6 +57,9 @@ pub(super) struct Entity {
     pub tree: Tree,
     /// A weight to take at the next (re)queueing (`prio_changed` with its new weight).
     pub pending_weight: Option<u32>,
+    /// A class to move to at the next (re)queueing (`new_ioprio_class`): only then, when
+    /// the entity is on no tree (`update_class_too`).
+    pub pending_class: Option<usize>,
     /// Insertion order on its tree (the rbtree's tie-break).
     seq: u64,
 }
@@ -179,17 +182,29 @@ impl Wf2q {
     /// `wsum` follows if the entity counts there.
     pub fn apply_pending_weight(&mut self, q: QId) {
         let counted = self.in_service == Some(q) || self.entity(q).tree != Tree::None;
-        self.apply_weight(q, counted);
+        self.apply_weight(q, counted, false);
     }
 
-    fn apply_weight(&mut self, q: QId, counted: bool) {
+    /// The weight, and with `update_class_too` the class, the entity was waiting for. A
+    /// new class means a new service tree: the entity joins it at its virtual time.
+    fn apply_weight(&mut self, q: QId, counted: bool, update_class_too: bool) {
         let e = self.entity_mut(q);
-        let Some(w) = e.pending_weight.take() else { return };
-        let (old, class) = (e.weight, e.class);
+        let class = if update_class_too { e.pending_class.take() } else { None };
+        if e.pending_weight.is_none() && class.is_none() {
+            return;
+        }
+        let (old_w, old_class) = (e.weight, e.class);
+        let w = e.pending_weight.take().unwrap_or(old_w);
+        let new_class = class.unwrap_or(old_class);
         e.weight = w;
+        e.class = new_class;
         if counted {
-            let st = &mut self.trees[class];
-            st.wsum = st.wsum - old as u64 + w as u64;
+            self.trees[old_class].wsum -= old_w as u64;
+            self.trees[new_class].wsum += w as u64;
+        }
+        if new_class != old_class {
+            let vtime = self.trees[new_class].vtime;
+            self.entity_mut(q).start = vtime;
         }
         self.reweighted.push(q);
     }
@@ -202,8 +217,8 @@ impl Wf2q {
     /// `bfq_update_fin_time_enqueue`: a pending weight applies, then the finish from the
     /// budget, the back-shift limit, and onto the active tree.
     fn fin_time_enqueue(&mut self, q: QId, backshifted: bool, wr_coeff: u32) {
-        // Every caller has the entity counted in `wsum` by now.
-        self.apply_weight(q, true);
+        // Every caller has the entity counted in `wsum` by now, and off every tree.
+        self.apply_weight(q, true, true);
         let budget = self.entity(q).budget;
         self.calc_finish(q, budget);
         let class = self.entity(q).class;

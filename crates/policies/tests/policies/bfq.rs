@@ -29,6 +29,18 @@ fn run(spec: &str, prios: &[IoPrio], secs: u64) -> (Vec<Reader>, u64) {
 /// The same with a start time (s) per reader, counting the sectors completed inside
 /// `window` (ms from, ms to) separately.
 fn run_from(spec: &str, readers: &[(IoPrio, u64)], secs: u64, window: (u64, u64)) -> (Vec<Reader>, u64) {
+    run_changing(spec, readers, secs, window, None)
+}
+
+/// The same, and reader `change.0` takes I/O priority `change.2` for its requests from
+/// `change.1` ms on (its process called `ioprio_set`).
+fn run_changing(
+    spec: &str,
+    readers: &[(IoPrio, u64)],
+    secs: u64,
+    window: (u64, u64),
+    change: Option<(usize, u64, IoPrio)>,
+) -> (Vec<Reader>, u64) {
     let mut q = SchedSpec::parse(spec).unwrap().queue().unwrap();
     let mut readers: Vec<Reader> = readers
         .iter()
@@ -68,6 +80,11 @@ fn run_from(spec: &str, readers: &[(IoPrio, u64)], secs: u64, window: (u64, u64)
     let mut switches = 0;
     let end = Instant::from_secs(secs);
     while now < end {
+        if let Some((i, at, prio)) = change
+            && now >= Instant::from_millis(at)
+        {
+            readers[i].prio = prio;
+        }
         for (i, r) in readers.iter_mut().enumerate() {
             if !started[i] && r.start <= now {
                 started[i] = true;
@@ -130,6 +147,23 @@ fn service_follows_the_ioprio_weights() {
         let want = weight / 130.0;
         assert!((share - want).abs() < 0.1 * want, "{}: share {share:.3}, want {want:.3}", reader.prio);
     }
+}
+
+/// A process that changes its I/O priority (`ioprio_set`) moves its sync queue to the
+/// new weight, and to the new class, at the queue's next (re)queueing
+/// (`bfq_check_ioprio_change`): two be/4 readers share evenly until one becomes be/7
+/// (then 40 : 10), or idle (then it gets the disk only when the other leaves it idle for
+/// 200 ms, which a backlogged reader never does, so about nothing).
+#[test]
+fn a_priority_change_reaches_the_sync_queue() {
+    let two = [(IoPrio::be(4), 0), (IoPrio::be(4), 0)];
+    let share = |r: &[Reader]| r[0].sectors_in_window as f64 / (r[0].sectors_in_window + r[1].sectors_in_window) as f64;
+    let (before, _) = run_changing("bfq:low_latency=0", &two, 10, (2_000, 10_000), Some((1, 10_000, IoPrio::be(7))));
+    assert!((share(&before) - 0.5).abs() < 0.05, "before: {:.3}", share(&before));
+    let (after, _) = run_changing("bfq:low_latency=0", &two, 20, (12_000, 20_000), Some((1, 10_000, IoPrio::be(7))));
+    assert!((share(&after) - 0.8).abs() < 0.05, "after be/7: {:.3}", share(&after));
+    let (idle, _) = run_changing("bfq:low_latency=0", &two, 20, (12_000, 20_000), Some((1, 10_000, IoPrio::idle())));
+    assert!(share(&idle) > 0.95, "after idle: {:.3}", share(&idle));
 }
 
 /// Idling keeps a sequential reader on the disk for its whole budget, so the device
