@@ -254,6 +254,10 @@ fn runtime_lines(reports: &[(String, &Report)]) -> String {
         };
         if let Some(v) = &r.verify {
             tail.push_str(&format!(" / {} blocks checked, {} mismatches", v.checked, v.mismatches));
+            if v.unverified > 0 {
+                // Read blocks that carry no header: never written with --verify.
+                tail.push_str(&format!(", {} unstamped", v.unverified));
+            }
         }
         s.push_str(&format!(
             "{:<28} {:>8} {:>8} {:>9} {:>9.1} {:>9.1} {:>7.0}  {}\n",

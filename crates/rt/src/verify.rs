@@ -17,7 +17,9 @@
 //! A read may legally see any generation from the last one *completed* before the read
 //! arrived up to the last one *submitted* before it completed; anything else — a bad
 //! CRC, a wrong offset (misdirected I/O), an older generation (lost write) — is a
-//! mismatch. Blocks not written in this run are not checked (counted as unverified).
+//! mismatch. A block not written in this run is checked as far as it can be: if an
+//! earlier `--verify` run stamped it, its CRC and its offset must hold (any generation
+//! will do); a block without a header is counted as unverified.
 
 use crate::error::Mismatch;
 use crate::sys::ALIGN;
@@ -133,7 +135,27 @@ impl Verifier {
         for (i, block) in data.chunks_exact(BLOCK).enumerate() {
             let off = offset + (i * BLOCK) as u64;
             let Some(lo) = floor.get(i).copied().flatten() else {
-                self.unverified += 1;
+                // Not written in this run: what an earlier run stamped still says where it
+                // belongs and whether it is intact, not which generation is current.
+                let bad = match check(block) {
+                    Check::Unstamped => {
+                        self.unverified += 1;
+                        continue;
+                    }
+                    Check::BadCrc { stored, computed } => Some(format!(
+                        "CRC32C mismatch in a block stamped by an earlier run: stored {stored:08x}, computed {computed:08x}"
+                    )),
+                    Check::Valid(h) if h.offset != off => Some(format!(
+                        "block belongs at offset {} (stamped by an earlier run, generation {}): misdirected I/O",
+                        h.offset, h.generation
+                    )),
+                    Check::Valid(_) => None,
+                };
+                self.checked += 1;
+                if let Some(reason) = bad {
+                    self.mismatches += 1;
+                    first.get_or_insert(Mismatch { offset: off, reason });
+                }
                 continue;
             };
             let hi = self.blocks.get(&off).map(|g| g.next).unwrap_or(0);
@@ -215,10 +237,33 @@ mod tests {
         let e = v.check_read(0, &bad, &floor).unwrap_err();
         assert_eq!(e.offset, BLOCK as u64);
         assert!(e.reason.contains("CRC32C"), "{}", e.reason);
-        // Never-written blocks are not checked.
+        // Blocks not written in this run: without a header, not checked.
         let floor = v.read_floor(1 << 20, BLOCK);
         assert!(v.check_read(1 << 20, &[9u8; BLOCK], &floor).is_ok());
         assert_eq!(v.unverified, 1);
+    }
+
+    /// A block an earlier run stamped is checked for its CRC and offset in a run that did
+    /// not write it; its generation is not judged.
+    #[test]
+    fn blocks_from_an_earlier_run_are_checked_for_place_and_integrity() {
+        let mut earlier = Verifier::default();
+        let mut data = vec![0u8; 2 * BLOCK];
+        earlier.stamp_write(8 * BLOCK as u64, &mut data, 3);
+        earlier.stamp_write(8 * BLOCK as u64, &mut data, 3); // generation 2
+        let mut v = Verifier::default();
+        let at = 8 * BLOCK as u64;
+        let floor = v.read_floor(at, 2 * BLOCK);
+        assert!(v.check_read(at, &data, &floor).is_ok());
+        assert_eq!((v.checked, v.unverified, v.mismatches), (2, 0, 0));
+        // Read back at the wrong place, or torn.
+        let e = v.check_read(at + BLOCK as u64, &data[..BLOCK], &v.read_floor(at + BLOCK as u64, BLOCK)).unwrap_err();
+        assert!(e.reason.contains("misdirected") && e.reason.contains("earlier run"), "{}", e.reason);
+        let mut torn = data.clone();
+        torn[100] ^= 1;
+        let e = v.check_read(at, &torn, &v.read_floor(at, 2 * BLOCK)).unwrap_err();
+        assert_eq!(e.offset, at);
+        assert!(e.reason.contains("CRC32C"), "{}", e.reason);
     }
 
     #[test]
