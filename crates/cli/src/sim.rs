@@ -11,16 +11,17 @@ use std::io::{IsTerminal, Write};
 /// The simulated machine.
 #[derive(clap::Args, Debug, Clone)]
 pub struct MachineArgs {
-    /// Disk: a built-in profile (`iosched disk list`) or a profile file (.toml, DiskSim .parv).
+    /// Disk: a built-in profile (`iosched disk list`) or a profile file (.toml, DiskSim .parv)
+    /// [default: the command's machine, named at the top of this help].
     #[arg(long)]
     pub disk: Option<String>,
-    /// Memory (page cache, dirty limits): e.g. 256M.
+    /// Memory (page cache, dirty limits): e.g. 256M [default: the command's machine].
     #[arg(allow_negative_numbers = true, long)]
     pub mem: Option<String>,
-    /// CPU profile: piii-1000, p4-2000 or p4-ht.
+    /// CPU profile: piii-1000, p4-2000 or p4-ht [default: the command's machine].
     #[arg(long)]
     pub cpu: Option<String>,
-    /// Host profile: linux-2.5 (2.5 read-ahead and request pool, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool).
+    /// Host profile: linux-2.5 (2.5 read-ahead and request pool, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool) [default: the command's machine].
     #[arg(long)]
     pub host: Option<String>,
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
