@@ -134,50 +134,30 @@ impl Verifier {
         let mut first = None;
         for (i, block) in data.chunks_exact(BLOCK).enumerate() {
             let off = offset + (i * BLOCK) as u64;
-            let Some(lo) = floor.get(i).copied().flatten() else {
-                // Not written in this run: what an earlier run stamped still says where it
-                // belongs and whether it is intact, not which generation is current.
-                let bad = match check(block) {
-                    Check::Unstamped => {
-                        self.unverified += 1;
-                        continue;
-                    }
-                    Check::BadCrc { stored, computed } => Some(format!(
-                        "CRC32C mismatch in a block stamped by an earlier run: stored {stored:08x}, computed {computed:08x}"
-                    )),
-                    Check::Valid(h) if h.offset != off => Some(format!(
-                        "block belongs at offset {} (stamped by an earlier run, generation {}): misdirected I/O",
-                        h.offset, h.generation
-                    )),
-                    Check::Valid(_) => None,
-                };
-                self.checked += 1;
-                if let Some(reason) = bad {
-                    self.mismatches += 1;
-                    first.get_or_insert(Mismatch { offset: off, reason });
-                }
-                continue;
-            };
+            // `None`: not written in this run. What an earlier run stamped still says where
+            // the block belongs and whether it is intact, not which generation is current.
+            let lo = floor.get(i).copied().flatten();
             let hi = self.blocks.get(&off).map(|g| g.next).unwrap_or(0);
-            let bad = match check(block) {
-                // Written before but nothing completed yet: the old content is legal.
-                Check::Unstamped if lo == 0 => {
+            let by = if lo.is_none() { " (stamped by an earlier run)" } else { "" };
+            let bad = match (check(block), lo) {
+                // Never stamped, or written here but nothing completed yet: old content is legal.
+                (Check::Unstamped, None | Some(0)) => {
                     self.unverified += 1;
                     continue;
                 }
-                Check::Unstamped => Some(format!("no verify header (expected generation {lo}..={hi})")),
-                Check::BadCrc { stored, computed } => {
-                    Some(format!("CRC32C mismatch: stored {stored:08x}, computed {computed:08x}"))
+                (Check::Unstamped, Some(lo)) => Some(format!("no verify header (expected generation {lo}..={hi})")),
+                (Check::BadCrc { stored, computed }, _) => {
+                    Some(format!("CRC32C mismatch{by}: stored {stored:08x}, computed {computed:08x}"))
                 }
-                Check::Valid(h) if h.offset != off => Some(format!(
-                    "block belongs at offset {} (generation {}, owner {}): misdirected I/O",
+                (Check::Valid(h), _) if h.offset != off => Some(format!(
+                    "block belongs at offset {} (generation {}, owner {}){by}: misdirected I/O",
                     h.offset, h.generation, h.owner
                 )),
-                Check::Valid(h) if h.generation < lo || h.generation > hi => Some(format!(
+                (Check::Valid(h), Some(lo)) if h.generation < lo || h.generation > hi => Some(format!(
                     "generation {} (owner {}), expected {lo}..={hi}: stale or lost write",
                     h.generation, h.owner
                 )),
-                Check::Valid(_) => None,
+                (Check::Valid(_), _) => None,
             };
             self.checked += 1;
             if let Some(reason) = bad {
