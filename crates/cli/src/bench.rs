@@ -55,7 +55,8 @@ pub struct SysbenchArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum SysbenchTest {
-    /// File I/O: prepare the files, then run the mode (sysbench 1.0.20 semantics).
+    /// File I/O: prepare the files, then run the mode (sysbench 1.0.20 semantics). Default
+    /// machine: --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6 (2007-like).
     Fileio(FileioArgs),
 }
 

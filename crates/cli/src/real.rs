@@ -255,7 +255,8 @@ fn runtime_lines(reports: &[(String, &Report)]) -> String {
         if let Some(v) = &r.verify {
             tail.push_str(&format!(" / {} blocks checked, {} mismatches", v.checked, v.mismatches));
             if v.unverified > 0 {
-                // Read blocks that carry no header: never written with --verify.
+                // Read blocks without a header (never stamped, or a write of this run not
+                // yet completed when the read arrived).
                 tail.push_str(&format!(", {} unstamped", v.unverified));
             }
         }

@@ -577,10 +577,13 @@ impl Bfq {
         let sync = rq.is_sync();
         let key = key_of(rq);
         let level = if class == 2 { 7 } else { rq.prio.level };
+        // Any request of the process, async too, shows its sync queue a changed priority.
+        if let Some(&sq) = self.keys.get(&QKey::Sync(rq.owner))
+            && self.q(sq).ioprio != (class, level)
+        {
+            self.ioprio_changed(sq, class, level);
+        }
         if let Some(&q) = self.keys.get(&key) {
-            if sync && self.q(q).ioprio != (class, level) {
-                self.ioprio_changed(q, class, level);
-            }
             return q;
         }
         let q = self.next_qid;
@@ -1102,7 +1105,8 @@ impl Bfq {
         let idle_for_long_time = b.dispatched == 0 && b.budget_timeout + self.ms_j(WR_MIN_IDLE_TIME_MS) < now;
         let arrived_in_time = now_ns <= b.ttime.last_end_request + 3 * self.slice_idle;
         let in_burst = b.in_large_burst;
-        let default_weight = b.orig_weight == 40;
+        // The kernel tests `entity.new_weight`: a priority change counts at once here.
+        let default_weight = b.new_orig_weight.unwrap_or(b.orig_weight) == 40;
         let soft_rt =
             !b.totally_seeky() && !in_burst && b.soft_rt_next_start < now && b.dispatched == 0 && default_weight;
         let interactive = !in_burst && idle_for_long_time && default_weight;
@@ -1860,12 +1864,34 @@ impl Scheduler for Bfq {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iosched_core::IoPrio;
 
     #[test]
     fn weights_follow_ioprio() {
         assert_eq!(weight_of(0), 80);
         assert_eq!(weight_of(4), 40);
         assert_eq!(weight_of(7), 10);
+    }
+
+    /// A priority change reaches the process's sync queue from any of its requests, an
+    /// async write included, and counts at once for the raising rules (`new_weight`),
+    /// while the queue's weight and class wait for its next (re)queueing.
+    #[test]
+    fn a_priority_change_seen_on_an_async_request_reaches_the_sync_queue() {
+        let mut b = Bfq::new(Hz::new(1000));
+        let owner = Owner(7);
+        let mut r = Request::read(1, 0, 8, owner, Instant::ZERO);
+        r.prio = IoPrio::be(4);
+        let sq = b.queue_for(&r, 0);
+        assert_eq!((b.q(sq).class, b.q(sq).orig_weight), (1, 40));
+        let mut w = Request::write(2, 100, 8, owner, Instant::ZERO);
+        w.prio = IoPrio::idle();
+        let aq = b.queue_for(&w, 0);
+        assert_ne!(aq, sq, "async requests have their own queue");
+        assert_eq!(b.q(sq).ioprio, (2, 7));
+        assert_eq!(b.q(sq).new_orig_weight, Some(10));
+        assert_eq!(b.sched.entity(sq).pending_class, Some(2));
+        assert_eq!((b.q(sq).class, b.q(sq).orig_weight), (1, 40), "applied only at (re)queueing");
     }
 
     /// The maximum budget is the default until a rate is measured; with the HDD

@@ -152,8 +152,8 @@ fn service_follows_the_ioprio_weights() {
 /// A process that changes its I/O priority (`ioprio_set`) moves its sync queue to the
 /// new weight, and to the new class, at the queue's next (re)queueing
 /// (`bfq_check_ioprio_change`): two be/4 readers share evenly until one becomes be/7
-/// (then 40 : 10), or idle (then it gets the disk only when the other leaves it idle for
-/// 200 ms, which a backlogged reader never does, so about nothing).
+/// (then 40 : 10), or idle (then it is served only once per `BFQ_CL_IDLE_TIMEOUT`, 200 ms,
+/// while the best-effort reader is backlogged).
 #[test]
 fn a_priority_change_reaches_the_sync_queue() {
     let two = [(IoPrio::be(4), 0), (IoPrio::be(4), 0)];
