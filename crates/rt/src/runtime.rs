@@ -357,7 +357,7 @@ impl Target {
                     issued: FastMap::default(),
                     model,
                     model_done: FastMap::default(),
-                    verifier: verify.then(Verifier::default),
+                    verifier: verify.then(|| Verifier::new(Verifier::fresh_run())),
                     closing: false,
                     dones: Vec::new(),
                     injected: Vec::new(),

@@ -5,10 +5,11 @@
 //!
 //! | bytes  | field |
 //! |--------|-------|
-//! | 0..8   | magic `iosRTvf1` |
+//! | 0..8   | magic `iosRTvf2` |
 //! | 8..16  | byte offset of the block in the target's data area |
 //! | 16..20 | generation: how many times this block was written in this run (1, 2, …) |
-//! | 20..28 | owner (the submitting handle's owner id) |
+//! | 20..24 | owner (the submitting handle's owner id; 2³²−1 for any larger id) |
+//! | 24..28 | run: an identity drawn afresh for every run (never 0) |
 //! | 28..32 | CRC32C of the whole block with these four bytes taken as zero |
 //! | 32..   | payload (the caller's bytes, kept) |
 //!
@@ -19,21 +20,24 @@
 //! CRC, a wrong offset (misdirected I/O), an older generation (lost write) — is a
 //! mismatch. A block not written in this run is checked as far as it can be: if an
 //! earlier `--verify` run stamped it, its CRC and its offset must hold (any generation
-//! will do); a block without a header is counted as unverified.
+//! will do); a block without a header is counted as unverified. The run field tells the
+//! two apart, so an earlier run's block read where this run's completed write should be
+//! is a lost write even when its generation happens to fall in this run's range.
 
 use crate::error::Mismatch;
 use crate::sys::ALIGN;
 use iosched_core::FastMap;
 
 pub const BLOCK: usize = ALIGN;
-const MAGIC: &[u8; 8] = b"iosRTvf1";
+const MAGIC: &[u8; 8] = b"iosRTvf2";
 
 /// A block's header as read back.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Header {
     pub offset: u64,
     pub generation: u32,
-    pub owner: u64,
+    pub owner: u32,
+    pub run: u32,
 }
 
 /// Write the header and CRC into one block.
@@ -42,7 +46,8 @@ pub fn stamp(block: &mut [u8], h: Header) {
     block[0..8].copy_from_slice(MAGIC);
     block[8..16].copy_from_slice(&h.offset.to_le_bytes());
     block[16..20].copy_from_slice(&h.generation.to_le_bytes());
-    block[20..28].copy_from_slice(&h.owner.to_le_bytes());
+    block[20..24].copy_from_slice(&h.owner.to_le_bytes());
+    block[24..28].copy_from_slice(&h.run.to_le_bytes());
     block[28..32].fill(0);
     let c = crc(block);
     block[28..32].copy_from_slice(&c.to_le_bytes());
@@ -79,7 +84,8 @@ pub fn check(block: &[u8]) -> Check {
     Check::Valid(Header {
         offset: u64::from_le_bytes(block[8..16].try_into().unwrap()),
         generation: u32::from_le_bytes(block[16..20].try_into().unwrap()),
-        owner: u64::from_le_bytes(block[20..28].try_into().unwrap()),
+        owner: u32::from_le_bytes(block[20..24].try_into().unwrap()),
+        run: u32::from_le_bytes(block[24..28].try_into().unwrap()),
     })
 }
 
@@ -94,6 +100,8 @@ struct Gen {
 /// The dispatcher's bookkeeping of what every block should hold.
 #[derive(Debug, Default)]
 pub(crate) struct Verifier {
+    /// This run's identity, stamped into every block it writes.
+    run: u32,
     blocks: FastMap<u64, Gen>,
     pub checked: u64,
     pub unverified: u64,
@@ -101,13 +109,28 @@ pub(crate) struct Verifier {
 }
 
 impl Verifier {
+    /// A verifier for one run; `run` must differ from every earlier run's on the target.
+    pub(crate) fn new(run: u32) -> Verifier {
+        Verifier { run, ..Verifier::default() }
+    }
+
+    /// A fresh run identity: the clock's nanoseconds mixed with the process id (a run's
+    /// data need not be reproducible, only told apart from an earlier run's).
+    pub(crate) fn fresh_run() -> u32 {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let x = (t as u64) ^ ((t >> 64) as u64) ^ ((std::process::id() as u64) << 32);
+        let r = (x ^ (x >> 32)) as u32;
+        r.max(1)
+    }
+
     /// A write arrives: stamp its blocks with the next generations.
     pub(crate) fn stamp_write(&mut self, offset: u64, data: &mut [u8], owner: u64) {
+        let owner = u32::try_from(owner).unwrap_or(u32::MAX);
         for (i, block) in data.chunks_exact_mut(BLOCK).enumerate() {
             let off = offset + (i * BLOCK) as u64;
             let g = self.blocks.entry(off).or_default();
             g.next += 1;
-            stamp(block, Header { offset: off, generation: g.next, owner });
+            stamp(block, Header { offset: off, generation: g.next, owner, run: self.run });
         }
     }
 
@@ -116,6 +139,7 @@ impl Verifier {
         for (i, block) in data.chunks_exact(BLOCK).enumerate() {
             let off = offset + (i * BLOCK) as u64;
             if let Check::Valid(h) = check(block)
+                && h.run == self.run
                 && let Some(g) = self.blocks.get_mut(&off)
             {
                 g.committed = g.committed.max(h.generation);
@@ -153,12 +177,18 @@ impl Verifier {
                     "block belongs at offset {} (generation {}, owner {}){by}: misdirected I/O",
                     h.offset, h.generation, h.owner
                 )),
-                // With nothing of this run completed (floor 0), an earlier run's block is still
-                // legal content, whatever its generation.
-                (Check::Valid(h), Some(lo)) if lo > 0 && (h.generation < lo || h.generation > hi) => Some(format!(
-                    "generation {} (owner {}), expected {lo}..={hi}: stale or lost write",
-                    h.generation, h.owner
+                // An earlier run's block is legal content only while nothing this run wrote
+                // there has completed (floor 0).
+                (Check::Valid(h), Some(lo)) if h.run != self.run && lo > 0 => Some(format!(
+                    "an earlier run's block (generation {}), expected this run's {lo}..={hi}: lost write",
+                    h.generation
                 )),
+                (Check::Valid(h), Some(lo)) if h.run == self.run && (h.generation < lo || h.generation > hi) => {
+                    Some(format!(
+                        "generation {} (owner {}), expected {lo}..={hi}: stale or lost write",
+                        h.generation, h.owner
+                    ))
+                }
                 (Check::Valid(_), _) => None,
             };
             self.checked += 1;
@@ -181,7 +211,7 @@ mod tests {
     #[test]
     fn stamp_then_check_round_trips_and_detects_flips() {
         let mut b = vec![7u8; BLOCK];
-        let h = Header { offset: 8192, generation: 3, owner: 11 };
+        let h = Header { offset: 8192, generation: 3, owner: 11, run: 5 };
         stamp(&mut b, h);
         assert_eq!(check(&b), Check::Valid(h));
         b[100] ^= 1;
@@ -229,11 +259,11 @@ mod tests {
     /// not write it; its generation is not judged.
     #[test]
     fn blocks_from_an_earlier_run_are_checked_for_place_and_integrity() {
-        let mut earlier = Verifier::default();
+        let mut earlier = Verifier::new(1);
         let mut data = vec![0u8; 2 * BLOCK];
         earlier.stamp_write(8 * BLOCK as u64, &mut data, 3);
         earlier.stamp_write(8 * BLOCK as u64, &mut data, 3); // generation 2
-        let mut v = Verifier::default();
+        let mut v = Verifier::new(2);
         let at = 8 * BLOCK as u64;
         let floor = v.read_floor(at, 2 * BLOCK);
         assert!(v.check_read(at, &data, &floor).is_ok());
@@ -251,6 +281,17 @@ mod tests {
         let mut w = vec![0u8; BLOCK];
         v.stamp_write(at, &mut w, 1);
         assert!(v.check_read(at, &data[..BLOCK], &v.read_floor(at, BLOCK)).is_ok());
+        // Once that write completed, the earlier run's block is a lost write, though its
+        // generation is within this run's range after a second write.
+        v.write_done(at, &w);
+        v.stamp_write(at, &mut w, 1);
+        let e = v.check_read(at, &data[..BLOCK], &v.read_floor(at, BLOCK)).unwrap_err();
+        assert!(e.reason.contains("earlier run") && e.reason.contains("lost write"), "{}", e.reason);
+    }
+
+    #[test]
+    fn run_identities_are_never_zero() {
+        assert_ne!(Verifier::fresh_run(), 0);
     }
 
     #[test]
