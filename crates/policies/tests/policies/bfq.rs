@@ -29,7 +29,7 @@ fn run(spec: &str, prios: &[IoPrio], secs: u64) -> (Vec<Reader>, u64) {
 /// The same with a start time (s) per reader, counting the sectors completed inside
 /// `window` (ms from, ms to) separately.
 fn run_from(spec: &str, readers: &[(IoPrio, u64)], secs: u64, window: (u64, u64)) -> (Vec<Reader>, u64) {
-    run_changing(spec, readers, secs, window, None)
+    run_changing(spec, readers, secs, window, None, None)
 }
 
 /// The same, and reader `change.0` takes I/O priority `change.2` for its requests from
@@ -40,6 +40,7 @@ fn run_changing(
     secs: u64,
     window: (u64, u64),
     change: Option<(usize, u64, IoPrio)>,
+    final_state: Option<&mut Vec<(String, String)>>,
 ) -> (Vec<Reader>, u64) {
     let mut q = SchedSpec::parse(spec).unwrap().queue().unwrap();
     let mut readers: Vec<Reader> = readers
@@ -131,6 +132,9 @@ fn run_changing(
             submit(&mut q, r, &mut next_id, now, &mut owner_of, i);
         }
     }
+    if let Some(out) = final_state {
+        *out = q.scheduler().debug_state();
+    }
     (readers, switches)
 }
 
@@ -158,12 +162,21 @@ fn service_follows_the_ioprio_weights() {
 fn a_priority_change_reaches_the_sync_queue() {
     let two = [(IoPrio::be(4), 0), (IoPrio::be(4), 0)];
     let share = |r: &[Reader]| r[0].sectors_in_window as f64 / (r[0].sectors_in_window + r[1].sectors_in_window) as f64;
-    let (before, _) = run_changing("bfq:low_latency=0", &two, 10, (2_000, 10_000), Some((1, 10_000, IoPrio::be(7))));
+    let (before, _) =
+        run_changing("bfq:low_latency=0", &two, 10, (2_000, 10_000), Some((1, 10_000, IoPrio::be(7))), None);
     assert!((share(&before) - 0.5).abs() < 0.05, "before: {:.3}", share(&before));
-    let (after, _) = run_changing("bfq:low_latency=0", &two, 20, (12_000, 20_000), Some((1, 10_000, IoPrio::be(7))));
+    let (after, _) =
+        run_changing("bfq:low_latency=0", &two, 20, (12_000, 20_000), Some((1, 10_000, IoPrio::be(7))), None);
     assert!((share(&after) - 0.8).abs() < 0.05, "after be/7: {:.3}", share(&after));
-    let (idle, _) = run_changing("bfq:low_latency=0", &two, 20, (12_000, 20_000), Some((1, 10_000, IoPrio::idle())));
+    let mut st = Vec::new();
+    let (idle, _) =
+        run_changing("bfq:low_latency=0", &two, 20, (12_000, 20_000), Some((1, 10_000, IoPrio::idle())), Some(&mut st));
     assert!(share(&idle) > 0.95, "after idle: {:.3}", share(&idle));
+    // The moved queue is counted busy in the IDLE class, and the BE tree's weight sum
+    // holds the other reader's 40 alone.
+    let get = |k: &str| st.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap();
+    assert_eq!(get("busy_queues"), "[0, 1, 1]");
+    assert_eq!(get("wsum_be"), "40");
 }
 
 /// Idling keeps a sequential reader on the disk for its whole budget, so the device
