@@ -124,9 +124,18 @@ impl Lateness {
             return Lateness::default();
         }
         v.sort_unstable();
-        let q = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize] as f64 / 1e3;
-        Lateness { count: v.len() as u64, p50_us: q(0.50), p99_us: q(0.99), max_us: *v.last().unwrap() as f64 / 1e3 }
+        Lateness {
+            count: v.len() as u64,
+            p50_us: quantile_us(&v, 0.50),
+            p99_us: quantile_us(&v, 0.99),
+            max_us: *v.last().unwrap() as f64 / 1e3,
+        }
     }
+}
+
+/// The `p` quantile (nearest rank) of sorted, non-empty nanosecond samples, in microseconds.
+pub(crate) fn quantile_us<T: Copy + Into<u64>>(sorted: &[T], p: f64) -> f64 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize].into() as f64 / 1e3
 }
 
 /// Verification counters.

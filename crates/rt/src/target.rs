@@ -175,12 +175,14 @@ fn create_file(path: &Path, size: Option<u64>, lay_out: bool) -> Result<TargetFi
         return Err(Error(format!("{}: does not exist; give a size to create it", path.display())));
     };
     let file = open_direct(path, true, false).map_err(|e| Error::io(path, "cannot create", e))?;
-    let init = init_file(&file, path, 0, size, lay_out);
-    if let Err(e) = init {
-        drop(file);
-        let _ = std::fs::remove_file(path);
-        return Err(e);
-    }
+    let unwritten_from = match init_file(&file, path, 0, size, lay_out) {
+        Ok(u) => u,
+        Err(e) => {
+            drop(file);
+            let _ = std::fs::remove_file(path);
+            return Err(e);
+        }
+    };
     Ok(TargetFile {
         path: path.to_path_buf(),
         file: Arc::new(file),
@@ -188,13 +190,14 @@ fn create_file(path: &Path, size: Option<u64>, lay_out: bool) -> Result<TargetFi
         data_offset: MARKER_LEN,
         data_len: size,
         created: true,
-        unwritten_from: (!lay_out).then_some(0),
+        unwritten_from,
     })
 }
 
 /// Reserve a data area of `size` bytes whose first `from` bytes already exist, lay out
-/// the rest if asked, then record the size in the marker.
-fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> Result<(), Error> {
+/// the rest if asked, then record the size in the marker. Returns where the never-written
+/// part starts (`TargetFile::unwritten_from`): `from`, or none once laid out.
+fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> Result<Option<u64>, Error> {
     sys::fallocate(file, 0, MARKER_LEN + size)
         .map_err(|e| Error::io(path, &format!("cannot reserve {} bytes", MARKER_LEN + size), e))?;
     if lay_out && size > from {
@@ -209,7 +212,8 @@ fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> R
             off += n as u64;
         }
     }
-    write_marker(file, path, size)
+    write_marker(file, path, size)?;
+    Ok((!lay_out).then_some(from))
 }
 
 /// Writes of a layout (sequential, O_DIRECT).
@@ -240,15 +244,13 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: boo
         let Some(size) = size else {
             return Err(Error(format!("{}: empty file; give a size to initialise it", path.display())));
         };
-        init_file(&t.file, path, 0, size, lay_out)?;
-        t.unwritten_from = (!lay_out).then_some(0);
+        t.unwritten_from = init_file(&t.file, path, 0, size, lay_out)?;
         size
     } else {
         let head = read_head(&t.file, path, ALIGN)?;
         match (parse_marker(&head), size) {
             (Some(old), Some(s)) if s > old => {
-                init_file(&t.file, path, old, s, lay_out)?;
-                t.unwritten_from = (!lay_out).then_some(old);
+                t.unwritten_from = init_file(&t.file, path, old, s, lay_out)?;
                 s
             }
             (Some(_), Some(s)) => s,
@@ -263,8 +265,7 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: boo
             (None, s) => {
                 let s = s.unwrap_or(whole);
                 check_size(s).map_err(|e| Error(format!("{}: {e}", path.display())))?;
-                init_file(&t.file, path, 0, s, lay_out)?;
-                t.unwritten_from = (!lay_out).then_some(0);
+                t.unwritten_from = init_file(&t.file, path, 0, s, lay_out)?;
                 s
             }
         }

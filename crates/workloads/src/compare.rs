@@ -224,19 +224,21 @@ pub struct Row {
     pub verdict: Verdict,
 }
 
-/// What the table says of a row (`--json`: the same words).
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+/// What the table says of a row (`--json`: the same words, from [`Verdict::as_str`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// Equal means (whatever the deviations).
-    #[serde(rename = "no change")]
     NoChange,
     /// The change is smaller than twice the larger run-to-run deviation.
-    #[serde(rename = "within variation")]
     WithinVariation,
-    #[serde(rename = "B higher")]
     BHigher,
-    #[serde(rename = "B lower")]
     BLower,
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 impl Verdict {

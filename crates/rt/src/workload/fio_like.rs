@@ -18,7 +18,7 @@
 
 use super::{Control, Ended, Rng};
 use crate::error::{Error, IoError};
-use crate::runtime::{Completion, Handle, Options, Report, Target};
+use crate::runtime::{Completion, Handle, Options, Report, Target, quantile_us};
 use crate::sys::{ALIGN, IoBuf};
 use iosched_core::{IoPrio, Op};
 use serde::Serialize;
@@ -146,7 +146,8 @@ fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf) {
     let expired = st.deadline.is_some_and(|d| Instant::now() >= d);
     let exhausted = st.left == Some(0);
     let stopped = st.stop.load(std::sync::atomic::Ordering::Relaxed);
-    if expired || exhausted || stopped || st.error.is_some() || st.failed.load(std::sync::atomic::Ordering::Relaxed) {
+    // `failed` is set with every job's first error, this one's included.
+    if expired || exhausted || stopped || st.failed.load(std::sync::atomic::Ordering::Relaxed) {
         return;
     }
     if let Some(l) = &mut st.left {
@@ -182,12 +183,14 @@ fn on_done(sh: &Shared, c: Completion, t0: Instant) {
     let (m, cv) = &**sh;
     let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
     st.inflight -= 1;
-    st.end = Some(Instant::now());
+    // One clock read per completion: the latency's end and the job's last completion.
+    let now = Instant::now();
+    st.end = Some(now);
     match c.result {
         Ok(_) => {
             st.ios += 1;
             st.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let ns = t0.elapsed().as_nanos().min(u32::MAX as u128) as u32;
+            let ns = now.saturating_duration_since(t0).as_nanos().min(u32::MAX as u128) as u32;
             st.lat_ns.push(ns);
             if let Some(buf) = c.buf {
                 submit_next(sh, &mut st, buf);
@@ -361,7 +364,6 @@ fn lat_stats(sorted: &[u32]) -> (f64, f64, f64) {
     if sorted.is_empty() {
         return (0.0, 0.0, 0.0);
     }
-    let q = |p: f64| sorted[((sorted.len() - 1) as f64 * p).round() as usize] as f64 / 1e3;
     let mean = sorted.iter().map(|&x| x as f64).sum::<f64>() / sorted.len() as f64 / 1e3;
-    (mean, q(0.5), q(0.99))
+    (mean, quantile_us(sorted, 0.5), quantile_us(sorted, 0.99))
 }
