@@ -569,6 +569,12 @@ impl Fs {
         self.files[f.0 as usize].indirect.get(&key).copied()
     }
 
+    /// The file's indirect blocks (the metadata buffers ext2 associates with the inode, which
+    /// `fsync` writes and waits for), in file order.
+    pub fn indirect_blocks(&self, f: FileId) -> Vec<u64> {
+        self.files[f.0 as usize].indirect.values().copied().collect()
+    }
+
     pub fn set_size(&mut self, f: FileId, size: u64) {
         self.files[f.0 as usize].size = size;
     }

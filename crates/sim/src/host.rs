@@ -339,6 +339,9 @@ struct Writeback {
     file: Option<u32>,
     written: i64,
     encountered_congestion: bool,
+    /// Given buffers (`ll_rw_block`), not a mapping's pages: the mapping's cyclic
+    /// writeback position is left alone.
+    buffers_only: bool,
     then: Box<Cont>,
 }
 
@@ -1806,6 +1809,7 @@ impl Sim {
             file: None,
             written: 0,
             encountered_congestion: false,
+            buffers_only: false,
             then,
         })
     }
@@ -1883,7 +1887,9 @@ impl Sim {
             let n = pages.len() as i64;
             w.nr_to_write -= n;
             w.written += n;
-            if let Some((pi, _)) = prev {
+            if let Some((pi, _)) = prev
+                && !w.buffers_only
+            {
                 self.cache.set_writeback_index(f, pi + 1);
             }
             self.charge(t, self.cfg.cpu.bio_submit);
@@ -1912,6 +1918,12 @@ impl Sim {
     // ---------------------------------------------------------------------------------
     // fsync
 
+    /// `sys_fsync` on ext2 (2.5): `filemap_fdatawrite`, then `ext2_sync_file` —
+    /// `sync_mapping_buffers` writes the inode's dirty indirect blocks and waits for them,
+    /// `ext2_sync_inode` writes the inode's block and waits for it — then
+    /// `filemap_fdatawait`. Each wait is for this file's own buffers: an fsync does not
+    /// wait for other files' metadata, so fsyncs ending at different times each pay their
+    /// own trip to the inode table.
     fn step_fsync(&mut self, t: TaskId, file: FileId, phase: u8) -> Cont {
         match phase {
             0 => {
@@ -1920,25 +1932,70 @@ impl Sim {
                 self.writeback_cont(i64::MAX, false, None, Some(file.0), then)
             }
             1 => {
-                // The inode and indirect blocks (ext2_sync_file → write_inode(wait)).
+                let blocks = self.fs.indirect_blocks(file);
+                let then = Box::new(Cont::Fsync { file, phase: 2 });
+                self.write_meta_blocks(blocks, then)
+            }
+            2 => {
+                let blocks = self.fs.indirect_blocks(file);
+                if let Some(c) = self.wait_meta_written(t, &blocks, Cont::Fsync { file, phase: 2 }) {
+                    return c;
+                }
+                // ext2_update_inode(do_sync): the raw inode goes into its block, which is
+                // written (ll_rw_block skips it if it is already being written) and waited for.
                 let ino = self.fs.inode_block(self.fs.file(file).inode);
                 self.dirty_meta(ino);
-                let then = Box::new(Cont::Fsync { file, phase: 2 });
-                self.writeback_cont(i64::MAX, false, None, Some(META), then)
+                let then = Box::new(Cont::Fsync { file, phase: 3 });
+                self.write_meta_blocks(vec![ino], then)
+            }
+            3 => {
+                let ino = self.fs.inode_block(self.fs.file(file).inode);
+                if let Some(c) = self.wait_meta_written(t, &[ino], Cont::Fsync { file, phase: 3 }) {
+                    return c;
+                }
+                Cont::Fsync { file, phase: 4 }
             }
             _ => {
                 // Wait for every page of the file under writeback (filemap_fdatawait).
-                let busy = self.cache.writeback_by_file.get(&file.0).copied().unwrap_or(0) > 0
-                    || self.cache.writeback_by_file.get(&META).copied().unwrap_or(0) > 0;
-                if busy {
+                if self.cache.writeback_by_file.get(&file.0).copied().unwrap_or(0) > 0 {
                     let task = &mut self.tasks[t.0 as usize];
                     task.unplug_before_block = true;
                     task.block_after = Some(Block::Fsync(file.0));
-                    return Cont::Fsync { file, phase: 2 };
+                    return Cont::Fsync { file, phase: 4 };
                 }
                 Cont::Finish { bytes: 0 }
             }
         }
+    }
+
+    /// `ll_rw_block(WRITE)` on metadata blocks: write those that are dirty and not already
+    /// being written (a blocking submission, like any writeback bio).
+    fn write_meta_blocks(&mut self, mut blocks: Vec<u64>, then: Box<Cont>) -> Cont {
+        blocks.sort_unstable();
+        blocks.dedup();
+        Cont::Writeback(Writeback {
+            nr_to_write: i64::MAX,
+            nonblocking: false,
+            older_than: None,
+            only_file: Some(META),
+            inodes: VecDeque::new(),
+            pages: blocks.into(),
+            file: Some(META),
+            written: 0,
+            encountered_congestion: false,
+            buffers_only: true,
+            then,
+        })
+    }
+
+    /// `wait_on_buffer` for each of `blocks`: if one is being written, block until its
+    /// write completes and return `again` (to check the rest).
+    fn wait_meta_written(&mut self, t: TaskId, blocks: &[u64], again: Cont) -> Option<Cont> {
+        let p = blocks.iter().filter_map(|&b| self.cache.get(META, b)).find(|&p| self.cache.page(p).writeback)?;
+        let task = &mut self.tasks[t.0 as usize];
+        task.unplug_before_block = true;
+        task.block_after = Some(Block::Page(p));
+        Some(again)
     }
 
     // ---------------------------------------------------------------------------------
@@ -2127,26 +2184,19 @@ impl Sim {
                     if !files.contains(&f) {
                         files.push(f);
                     }
+                    // wait_on_buffer (an fsync waiting for its metadata blocks).
+                    if let Some(ws) = self.page_waiters.remove(&p) {
+                        for w in ws {
+                            self.wake(w);
+                        }
+                    }
                 }
                 for f in files {
-                    if self.cache.writeback_by_file.get(&f).is_none_or(|&n| n == 0) {
-                        if let Some(ws) = self.fsync_waiters.remove(&f) {
-                            for w in ws {
-                                self.wake(w);
-                            }
-                        }
-                        // Fsync waiters also wait for metadata.
-                        if f == META {
-                            let all: Vec<u32> = self.fsync_waiters.keys().copied().collect();
-                            for k in all {
-                                if self.cache.writeback_by_file.get(&k).is_none_or(|&n| n == 0)
-                                    && let Some(ws) = self.fsync_waiters.remove(&k)
-                                {
-                                    for w in ws {
-                                        self.wake(w);
-                                    }
-                                }
-                            }
+                    if self.cache.writeback_by_file.get(&f).is_none_or(|&n| n == 0)
+                        && let Some(ws) = self.fsync_waiters.remove(&f)
+                    {
+                        for w in ws {
+                            self.wake(w);
                         }
                     }
                 }
