@@ -1,5 +1,5 @@
 //! Integration tests of the simulator: determinism, dirty throttling, the classic
-//! two-reader result, observability.
+//! two-reader result, observability, page reclaim, fsync.
 
 use iosched_core::{Duration, Instant, IoPrio, Queue};
 use iosched_policies::SchedSpec;
@@ -264,4 +264,62 @@ fn kswapd_reclaims_most_pages_and_keeps_some_free_on_2_5() {
     assert!(kswapd > 0 && kswapd + direct > 10_000, "kswapd freed {kswapd}, the reader {direct}");
     assert!(kswapd * 4 > direct, "kswapd freed {kswapd}, the reader {direct}: kswapd should do a good share");
     assert_eq!(stream(HostProfile::linux_2007(64 << 20)), (0, 0, 0));
+}
+
+#[test]
+fn an_fsync_writes_its_own_inode_block_and_does_not_wait_for_other_files() {
+    // Eight writers in one directory, each writing its file and then fsyncing, as
+    // tiobench's threads do: writer 0 1 MiB, the others 16 MiB each (more than the dirty
+    // limit, so they are throttled to the disk's pace). Each fsync writes its inode's
+    // block and waits for its own buffers only (ext2_sync_file), so writer 0 leaves fsync
+    // long before the others are done; it must not wait for their metadata writes.
+    let mut s = sim(64, true, false);
+    let d = s.fs.mkdir(s.fs.root(), "d");
+    let ends = Rc::new(RefCell::new(Vec::new()));
+    let mut files = Vec::new();
+    for i in 0..8u64 {
+        let f = s.fs.create(d, &format!("f{i}"));
+        files.push(f);
+        let size = if i == 0 { 1 << 20 } else { 16 << 20 };
+        let (mut off, mut synced) = (0, false);
+        let ends = ends.clone();
+        let prog = move |_: &mut ProgCtx, done: Option<&Outcome>| -> SysOp {
+            if let Some(o) = done.filter(|o| o.kind == "fsync") {
+                ends.borrow_mut().push((i, o.started, o.finished));
+            }
+            if off < size {
+                off += 65536;
+                return SysOp::Write { file: f, offset: off - 65536, len: 65536 };
+            }
+            if !synced {
+                synced = true;
+                return SysOp::Fsync { file: f };
+            }
+            SysOp::Exit
+        };
+        let t = s.spawn(format!("w{i}"), Box::new(prog), IoPrio::NONE);
+        s.watch(t);
+    }
+    // noop: a FIFO, so no elevator holds the inode-table write back.
+    let mut q = queue("noop");
+    host::run(&mut s, &mut q);
+    let ends = ends.borrow();
+    assert_eq!(ends.len(), 8, "every writer fsynced");
+    let first = ends.iter().map(|e| e.2).min().unwrap();
+    let last = ends.iter().map(|e| e.2).max().unwrap();
+    assert!(
+        first.as_secs_f64() < 0.5 * last.as_secs_f64(),
+        "the first fsync ended at {first:?}, the last at {last:?}: fsyncs are tied together"
+    );
+    // The smallest file's fsync wrote that file's inode block before returning.
+    let (i, started, finished) = *ends.iter().min_by_key(|e| e.2).unwrap();
+    let ino = s.fs.inode_block(s.fs.file(files[i as usize]).inode);
+    let sector = s.fs.sector(ino).to_string();
+    let trace = s.trace.take().unwrap();
+    let wrote = trace.iter().any(|l| {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let at = w[3].parse::<f64>().unwrap();
+        w[5] == "D" && w[6] == "W" && w[7] == sector && at >= started.as_secs_f64() && at <= finished.as_secs_f64()
+    });
+    assert!(wrote, "file {i}'s fsync ({started:?}..{finished:?}) did not write its inode block (sector {sector})");
 }
