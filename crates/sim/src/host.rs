@@ -1920,8 +1920,9 @@ impl Sim {
 
     /// `sys_fsync` on ext2 (2.5): `filemap_fdatawrite`, then `ext2_sync_file` —
     /// `sync_mapping_buffers` writes the inode's dirty indirect blocks and waits for them,
-    /// `ext2_sync_inode` writes the inode's block and waits for it — then
-    /// `filemap_fdatawait`. Each wait is for this file's own buffers: an fsync does not
+    /// `ext2_sync_inode` writes the inode's block (`sync_dirty_buffer`) and waits for it —
+    /// then `filemap_fdatawait`. Phases: 0 data, 1-2 indirect blocks, 2 and 5 the inode
+    /// block, 3 its wait, 4 the data's wait. Each wait is for this file's own buffers: an fsync does not
     /// wait for other files' metadata, so fsyncs ending at different times each pay their
     /// own trip to the inode table.
     fn step_fsync(&mut self, t: TaskId, file: FileId, phase: u8) -> Cont {
@@ -1941,10 +1942,18 @@ impl Sim {
                 if let Some(c) = self.wait_meta_written(t, &blocks, Cont::Fsync { file, phase: 2 }) {
                     return c;
                 }
-                // ext2_update_inode(do_sync): the raw inode goes into its block, which is
-                // written (ll_rw_block skips it if it is already being written) and waited for.
+                // ext2_update_inode(do_sync): the raw inode goes into its block...
                 let ino = self.fs.inode_block(self.fs.file(file).inode);
                 self.dirty_meta(ino);
+                Cont::Fsync { file, phase: 5 }
+            }
+            5 => {
+                // ... and sync_dirty_buffer writes it: it waits for a write of the block
+                // already in flight (lock_buffer), then writes it if still dirty and waits.
+                let ino = self.fs.inode_block(self.fs.file(file).inode);
+                if let Some(c) = self.wait_meta_written(t, &[ino], Cont::Fsync { file, phase: 5 }) {
+                    return c;
+                }
                 let then = Box::new(Cont::Fsync { file, phase: 3 });
                 self.write_meta_blocks(vec![ino], then)
             }
@@ -1955,7 +1964,7 @@ impl Sim {
                 }
                 Cont::Fsync { file, phase: 4 }
             }
-            _ => {
+            4 => {
                 // Wait for every page of the file under writeback (filemap_fdatawait).
                 if self.cache.writeback_by_file.get(&file.0).copied().unwrap_or(0) > 0 {
                     let task = &mut self.tasks[t.0 as usize];
@@ -1965,6 +1974,7 @@ impl Sim {
                 }
                 Cont::Finish { bytes: 0 }
             }
+            _ => unreachable!("fsync phase {phase}"),
         }
     }
 
