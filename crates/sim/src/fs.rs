@@ -28,6 +28,9 @@ const GROUP_META_BLOCKS: u64 = 4;
 const DIRECT: u64 = 12;
 /// Pointers per indirect block (4 KiB / 4 bytes).
 const PER_INDIRECT: u64 = 1024;
+/// The primary superblock and group-descriptor blocks: group 0's first two blocks.
+const SUPERBLOCK: u64 = 0;
+const GROUP_DESCRIPTORS: u64 = 1;
 /// ext2 preallocation window.
 const PREALLOC: u64 = 8;
 
@@ -426,12 +429,18 @@ impl Fs {
     }
 
     /// Allocate file block `fb` if it is not allocated. Returns the metadata blocks this
-    /// dirtied (the group bitmap, and a new indirect block) — the caller marks them dirty.
+    /// dirtied, for the caller to mark dirty (2.5.64 ext2):
+    /// - when a block came from the allocator rather than the file's preallocation
+    ///   (`ext2_new_block`): the group's block bitmap, the group descriptors
+    ///   (`group_reserve_blocks`) and the superblock (`reserve_blocks`);
+    /// - a new indirect block, and the indirect block that maps `fb`, which
+    ///   `ext2_splice_branch` dirties again on every allocation it records.
     pub fn allocate(&mut self, f: FileId, fb: u64) -> Allocation {
         if self.map(f, fb).is_some() {
             return Allocation::default();
         }
         let mut new_meta = Vec::new();
+        let mut allocator = false;
         let goal = {
             let file = &self.files[f.0 as usize];
             match file.last_block {
@@ -443,12 +452,14 @@ impl Fs {
         if let Some(key) = Self::indirect_key(fb)
             && !self.files[f.0 as usize].indirect.contains_key(&key)
         {
-            let ib = self.take_block(f, goal);
+            let (ib, fresh) = self.take_block(f, goal);
+            allocator |= fresh;
             self.files[f.0 as usize].indirect.insert(key, ib);
             new_meta.push(ib);
         }
         let goal = self.files[f.0 as usize].last_block.map(|b| b + 1).unwrap_or(goal);
-        let db = self.take_block(f, goal);
+        let (db, fresh) = self.take_block(f, goal);
+        allocator |= fresh;
         let file = &mut self.files[f.0 as usize];
         // Extend the run ending just before, or start a new one.
         let merged = if let Some((s, d, l)) = file.extents.before(fb) {
@@ -466,13 +477,23 @@ impl Fs {
         }
         file.blocks += 1;
         file.size = file.size.max((fb + 1) * BLOCK);
-        let bitmap = self.bitmap_block(db);
-        Allocation { bitmap: Some(bitmap), new_meta }
+        let mut meta = Vec::new();
+        if allocator {
+            meta.extend([self.bitmap_block(db), GROUP_DESCRIPTORS, SUPERBLOCK]);
+        }
+        meta.extend(new_meta);
+        if let Some(ib) = self.indirect_for(f, fb)
+            && !meta.contains(&ib)
+        {
+            meta.push(ib);
+        }
+        Allocation { meta }
     }
 
     /// Take a block for file `f`: its preallocation if it starts at goal, else a new
-    /// allocation near goal with up to 8 blocks preallocated behind it.
-    fn take_block(&mut self, f: FileId, goal: u64) -> u64 {
+    /// allocation near goal with up to 8 blocks preallocated behind it. True if the
+    /// allocator ran (no preallocation hit).
+    fn take_block(&mut self, f: FileId, goal: u64) -> (u64, bool) {
         let file = &mut self.files[f.0 as usize];
         if let Some((s, n)) = file.prealloc
             && s == goal
@@ -480,7 +501,7 @@ impl Fs {
         {
             file.prealloc = if n > 1 { Some((s + 1, n - 1)) } else { None };
             file.last_block = Some(s);
-            return s;
+            return (s, false);
         }
         // Give back a stale preallocation.
         if let Some((s, n)) = file.prealloc.take() {
@@ -498,7 +519,7 @@ impl Fs {
         let file = &mut self.files[f.0 as usize];
         file.prealloc = if n > 0 { Some((b + 1, n)) } else { None };
         file.last_block = Some(b);
-        b
+        (b, true)
     }
 
     fn free_block(&mut self, b: u64) {
@@ -627,9 +648,8 @@ impl Fs {
 /// Metadata a block allocation dirtied.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Allocation {
-    pub bitmap: Option<u64>,
-    /// Newly allocated indirect blocks.
-    pub new_meta: Vec<u64>,
+    /// The metadata blocks the allocation dirtied.
+    pub meta: Vec<u64>,
 }
 
 #[cfg(test)]

@@ -300,7 +300,7 @@ enum Cont {
     Writeback(Writeback),
     Fsync {
         file: FileId,
-        phase: u8,
+        step: FsyncStep,
     },
     Meta {
         blocks: Vec<u64>,
@@ -317,6 +317,24 @@ enum Cont {
     Kswapd {
         priority: u32,
     },
+}
+
+/// The steps of `sys_fsync` on ext2 (2.5), in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FsyncStep {
+    /// `filemap_fdatawrite`.
+    WriteData,
+    /// `ext2_sync_file` → `sync_mapping_buffers`: write the inode's dirty indirect blocks…
+    WriteIndirect,
+    /// … and wait for them.
+    WaitIndirect,
+    /// `ext2_sync_inode` → `ext2_update_inode(do_sync)` → `sync_dirty_buffer`: wait for
+    /// I/O on the inode's block in flight, then write it…
+    WriteInode,
+    /// … and wait for that write.
+    WaitInode,
+    /// `filemap_fdatawait`.
+    WaitData,
 }
 
 /// `balance_dirty_pages`.
@@ -559,6 +577,9 @@ pub struct Sim {
     owners_by_bio: FastMap<ReqId, (Owner, u32)>,
     /// Inodes a `writeback_inodes` pass is writing (I_LOCK).
     inodes_under_writeback: FastSet<u32>,
+    /// Files whose inode is dirty (`I_DIRTY_SYNC`): changed since it was last copied into
+    /// its inode-table block. Every `write()` dirties it (mtime has jiffy resolution in 2.5).
+    inode_dirty: FastSet<u32>,
 }
 
 const MAX_WRITEBACK_PAGES: i64 = 1024;
@@ -634,6 +655,7 @@ impl Sim {
             trace,
             owners_by_bio: FastMap::default(),
             inodes_under_writeback: FastSet::default(),
+            inode_dirty: FastSet::default(),
             cfg,
         };
         for i in 0..s.cfg.host.pdflush_threads {
@@ -959,7 +981,7 @@ impl Sim {
             Cont::Write { file, pos, end, written, mmap } => self.step_write(t, file, pos, end, written, mmap),
             Cont::Balance(b) => self.step_balance(t, b),
             Cont::Writeback(w) => self.step_writeback(t, w),
-            Cont::Fsync { file, phase } => self.step_fsync(t, file, phase),
+            Cont::Fsync { file, step } => self.step_fsync(t, file, step),
             Cont::Meta { blocks, i, then } => self.step_meta(t, blocks, i, then),
             Cont::Finish { bytes } => {
                 self.finish_op(t, bytes);
@@ -1081,7 +1103,7 @@ impl Sim {
             }
             SysOp::Fsync { file } => {
                 task.debt += cpu.syscall;
-                Cont::Fsync { file, phase: 0 }
+                Cont::Fsync { file, step: FsyncStep::WriteData }
             }
             SysOp::Open { file } | SysOp::Truncate { file } => {
                 let trunc = matches!(op, SysOp::Truncate { .. });
@@ -1646,7 +1668,7 @@ impl Sim {
         if self.fs.map(file, index).is_none() {
             let alloc = self.fs.allocate(file, index);
             self.charge(t, cpu.block_alloc);
-            for b in alloc.bitmap.into_iter().chain(alloc.new_meta) {
+            for b in alloc.meta {
                 self.dirty_meta(b);
             }
         }
@@ -1660,6 +1682,8 @@ impl Sim {
         if self.cache.set_dirty(p, self.now) {
             self.charge(t, cpu.dirty_page);
         }
+        // mtime (and the size or block count) changed: the inode is dirty.
+        self.inode_dirty.insert(file.0);
         Cont::Write { file, pos: page_end, end, written: written + (page_end - pos), mmap }
     }
 
@@ -1792,12 +1816,26 @@ impl Sim {
     ) -> Cont {
         let inodes: VecDeque<u32> = match only_file {
             Some(f) => [f].into_iter().collect(),
-            None => self
-                .cache
-                .dirty_inodes()
-                .filter(|(since, _)| older_than.is_none_or(|o| *since <= o))
-                .map(|(_, f)| f)
-                .collect(),
+            None => {
+                // writeback_inodes walks the superblocks newest first: the filesystem's
+                // inodes (oldest dirtied first), then the block device's, mounted at boot,
+                // whose pages are the filesystem's metadata.
+                let mut meta = false;
+                let mut v: VecDeque<u32> = self
+                    .cache
+                    .dirty_inodes()
+                    .filter(|(since, _)| older_than.is_none_or(|o| *since <= o))
+                    .map(|(_, f)| f)
+                    .filter(|&f| {
+                        meta |= f == META;
+                        f != META
+                    })
+                    .collect();
+                if meta {
+                    v.push_back(META);
+                }
+                v
+            }
         };
         Cont::Writeback(Writeback {
             nr_to_write,
@@ -1906,6 +1944,12 @@ impl Sim {
             && w.only_file.is_none()
         {
             self.inodes_under_writeback.remove(&f);
+            // __sync_single_inode: after its pages, a dirty inode is written
+            // (ext2_write_inode without wait copies it into its block, which is dirtied).
+            if f != META && self.inode_dirty.remove(&f) {
+                let ino = self.fs.inode_block(self.fs.file(FileId(f)).inode);
+                self.dirty_meta(ino);
+            }
         }
     }
 
@@ -1918,63 +1962,57 @@ impl Sim {
     // ---------------------------------------------------------------------------------
     // fsync
 
-    /// `sys_fsync` on ext2 (2.5): `filemap_fdatawrite`, then `ext2_sync_file` —
-    /// `sync_mapping_buffers` writes the inode's dirty indirect blocks and waits for them,
-    /// `ext2_sync_inode` writes the inode's block (`sync_dirty_buffer`) and waits for it —
-    /// then `filemap_fdatawait`. Phases: 0 data, 1-2 indirect blocks, 2 and 5 the inode
-    /// block, 3 its wait, 4 the data's wait. Each wait is for this file's own buffers: an fsync does not
-    /// wait for other files' metadata, so fsyncs ending at different times each pay their
-    /// own trip to the inode table.
-    fn step_fsync(&mut self, t: TaskId, file: FileId, phase: u8) -> Cont {
-        match phase {
-            0 => {
-                // Write all the file's dirty pages (WB_SYNC_ALL: blocking).
-                let then = Box::new(Cont::Fsync { file, phase: 1 });
-                self.writeback_cont(i64::MAX, false, None, Some(file.0), then)
+    /// `sys_fsync` on ext2 (2.5), step by step (see [`FsyncStep`]). Each wait is for this
+    /// file's own buffers: an fsync does not wait for other files' metadata, so fsyncs
+    /// ending at different times each pay their own trip to the inode table.
+    fn step_fsync(&mut self, t: TaskId, file: FileId, step: FsyncStep) -> Cont {
+        let next = |step| Cont::Fsync { file, step };
+        match step {
+            FsyncStep::WriteData => {
+                // filemap_fdatawrite: all the file's dirty pages (WB_SYNC_ALL: blocking).
+                self.writeback_cont(i64::MAX, false, None, Some(file.0), Box::new(next(FsyncStep::WriteIndirect)))
             }
-            1 => {
+            FsyncStep::WriteIndirect => {
+                // sync_mapping_buffers: ll_rw_block on the inode's dirty indirect blocks...
                 let blocks = self.fs.indirect_blocks(file);
-                let then = Box::new(Cont::Fsync { file, phase: 2 });
-                self.write_meta_blocks(blocks, then)
+                self.write_meta_blocks(blocks, Box::new(next(FsyncStep::WaitIndirect)))
             }
-            2 => {
+            FsyncStep::WaitIndirect => {
+                // ... then wait_on_buffer on each.
                 let blocks = self.fs.indirect_blocks(file);
-                if let Some(c) = self.wait_meta_written(t, &blocks, Cont::Fsync { file, phase: 2 }) {
+                self.wait_meta_written(t, &blocks, next(FsyncStep::WaitIndirect)).unwrap_or(next(FsyncStep::WriteInode))
+            }
+            FsyncStep::WriteInode => {
+                // ext2_sync_file: an inode that is not dirty is not written (a writeback
+                // pass may have copied it into its block already; that block stays dirty).
+                if !self.inode_dirty.contains(&file.0) {
+                    return next(FsyncStep::WaitData);
+                }
+                // ext2_sync_inode → ext2_update_inode(do_sync): the raw inode goes into
+                // its block and sync_dirty_buffer writes it: lock_buffer waits for a read or
+                // write of the block in flight, then the (dirty) block is written.
+                let ino = self.fs.inode_block(self.fs.file(file).inode);
+                if let Some(c) = self.wait_meta_written(t, &[ino], next(FsyncStep::WriteInode)) {
                     return c;
                 }
-                // ext2_update_inode(do_sync): the raw inode goes into its block...
-                let ino = self.fs.inode_block(self.fs.file(file).inode);
+                self.inode_dirty.remove(&file.0);
                 self.dirty_meta(ino);
-                Cont::Fsync { file, phase: 5 }
+                self.write_meta_blocks(vec![ino], Box::new(next(FsyncStep::WaitInode)))
             }
-            5 => {
-                // ... and sync_dirty_buffer writes it: it waits for a write of the block
-                // already in flight (lock_buffer), then writes it if still dirty and waits.
+            FsyncStep::WaitInode => {
                 let ino = self.fs.inode_block(self.fs.file(file).inode);
-                if let Some(c) = self.wait_meta_written(t, &[ino], Cont::Fsync { file, phase: 5 }) {
-                    return c;
-                }
-                let then = Box::new(Cont::Fsync { file, phase: 3 });
-                self.write_meta_blocks(vec![ino], then)
+                self.wait_meta_written(t, &[ino], next(FsyncStep::WaitInode)).unwrap_or(next(FsyncStep::WaitData))
             }
-            3 => {
-                let ino = self.fs.inode_block(self.fs.file(file).inode);
-                if let Some(c) = self.wait_meta_written(t, &[ino], Cont::Fsync { file, phase: 3 }) {
-                    return c;
-                }
-                Cont::Fsync { file, phase: 4 }
-            }
-            4 => {
-                // Wait for every page of the file under writeback (filemap_fdatawait).
+            FsyncStep::WaitData => {
+                // filemap_fdatawait: every page of the file under writeback.
                 if self.cache.writeback_by_file.get(&file.0).copied().unwrap_or(0) > 0 {
                     let task = &mut self.tasks[t.0 as usize];
                     task.unplug_before_block = true;
                     task.block_after = Some(Block::Fsync(file.0));
-                    return Cont::Fsync { file, phase: 4 };
+                    return next(FsyncStep::WaitData);
                 }
                 Cont::Finish { bytes: 0 }
             }
-            _ => unreachable!("fsync phase {phase}"),
         }
     }
 
@@ -1998,10 +2036,13 @@ impl Sim {
         })
     }
 
-    /// `wait_on_buffer` for each of `blocks`: if one is being written, block until its
-    /// write completes and return `again` (to check the rest).
+    /// `wait_on_buffer` for each of `blocks`: if one is being read or written, block until
+    /// that I/O completes and return `again` (to check the rest).
     fn wait_meta_written(&mut self, t: TaskId, blocks: &[u64], again: Cont) -> Option<Cont> {
-        let p = blocks.iter().filter_map(|&b| self.cache.get(META, b)).find(|&p| self.cache.page(p).writeback)?;
+        let p = blocks.iter().filter_map(|&b| self.cache.get(META, b)).find(|&p| {
+            let pg = self.cache.page(p);
+            pg.writeback || pg.locked
+        })?;
         let task = &mut self.tasks[t.0 as usize];
         task.unplug_before_block = true;
         task.block_after = Some(Block::Page(p));
@@ -2022,8 +2063,9 @@ impl Sim {
             if self.fs.map(file, fb).is_none() {
                 if write {
                     let a = self.fs.allocate(file, fb);
+                    self.inode_dirty.insert(file.0);
                     self.charge(t, self.cfg.cpu.block_alloc);
-                    for b in a.bitmap.into_iter().chain(a.new_meta) {
+                    for b in a.meta {
                         self.dirty_meta(b);
                     }
                 } else {
@@ -2195,7 +2237,9 @@ impl Sim {
                         files.push(f);
                     }
                     // wait_on_buffer (an fsync waiting for its metadata blocks).
-                    if let Some(ws) = self.page_waiters.remove(&p) {
+                    if f == META
+                        && let Some(ws) = self.page_waiters.remove(&p)
+                    {
                         for w in ws {
                             self.wake(w);
                         }
