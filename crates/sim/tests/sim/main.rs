@@ -277,6 +277,7 @@ fn an_fsync_writes_its_own_inode_block_and_does_not_wait_for_other_files() {
     let d = s.fs.mkdir(s.fs.root(), "d");
     let ends = Rc::new(RefCell::new(Vec::new()));
     let mut files = Vec::new();
+    let mut tasks = Vec::new();
     for i in 0..8u64 {
         let f = s.fs.create(d, &format!("f{i}"));
         files.push(f);
@@ -299,27 +300,53 @@ fn an_fsync_writes_its_own_inode_block_and_does_not_wait_for_other_files() {
         };
         let t = s.spawn(format!("w{i}"), Box::new(prog), IoPrio::NONE);
         s.watch(t);
+        tasks.push(t);
     }
     // noop: a FIFO, so no elevator holds the inode-table write back.
     let mut q = queue("noop");
     host::run(&mut s, &mut q);
     let ends = ends.borrow();
     assert_eq!(ends.len(), 8, "every writer fsynced");
-    let first = ends.iter().map(|e| e.2).min().unwrap();
+    let (_, started, finished) = *ends.iter().find(|e| e.0 == 0).unwrap();
     let last = ends.iter().map(|e| e.2).max().unwrap();
     assert!(
-        first.as_secs_f64() < 0.5 * last.as_secs_f64(),
-        "the first fsync ended at {first:?}, the last at {last:?}: fsyncs are tied together"
+        finished.as_secs_f64() < 0.5 * last.as_secs_f64(),
+        "writer 0's fsync ended at {finished:?}, the last at {last:?}: fsyncs are tied together"
     );
-    // The smallest file's fsync wrote that file's inode block before returning.
-    let (i, started, finished) = *ends.iter().min_by_key(|e| e.2).unwrap();
-    let ino = s.fs.inode_block(s.fs.file(files[i as usize]).inode);
-    let sector = s.fs.sector(ino).to_string();
+    // Trace lines: "8,0 0 <id> <secs> <owner> <Q|D|C|…> <R|W|WS> <sector> + <len> [<owner>]".
     let trace = s.trace.take().unwrap();
-    let wrote = trace.iter().any(|l| {
-        let w: Vec<&str> = l.split_whitespace().collect();
-        let at = w[3].parse::<f64>().unwrap();
-        w[5] == "D" && w[6] == "W" && w[7] == sector && at >= started.as_secs_f64() && at <= finished.as_secs_f64()
-    });
-    assert!(wrote, "file {i}'s fsync ({started:?}..{finished:?}) did not write its inode block (sector {sector})");
+    let lines: Vec<(f64, u64, &str, &str, u64, u64)> = trace
+        .iter()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w[3].parse().unwrap(), w[4].parse().unwrap(), w[5], w[6], w[7].parse().unwrap(), w[9].parse().unwrap())
+        })
+        .collect();
+    let done_by = |sector: u64, from: f64, to: f64| {
+        lines.iter().any(|&(at, _, ev, op, s0, n)| {
+            ev == "C" && op.starts_with('W') && (s0..s0 + n).contains(&sector) && at >= from && at <= to
+        })
+    };
+    // Writer 0 queued a write of its own inode block during its fsync, and it completed
+    // before the fsync returned.
+    let owner = s.task_owner(tasks[0]).0;
+    let ino = s.fs.sector(s.fs.inode_block(s.fs.file(files[0]).inode));
+    let (t0, t1) = (started.as_secs_f64(), finished.as_secs_f64());
+    let queued = lines
+        .iter()
+        .find(|&&(at, o, ev, op, s0, _)| {
+            ev == "Q" && op.starts_with('W') && o == owner && s0 == ino && at >= t0 && at <= t1
+        })
+        .map(|l| l.0);
+    let queued = queued
+        .unwrap_or_else(|| panic!("writer 0's fsync ({started:?}..{finished:?}) queued no write of its inode block"));
+    assert!(done_by(ino, queued, t1), "writer 0's inode block was not on disk when its fsync returned");
+    // And every block of its data, and its indirect block, was on disk by then.
+    for b in 0..256 {
+        let sector = s.fs.sector(s.fs.map(files[0], b).unwrap());
+        assert!(done_by(sector, 0.0, t1), "writer 0's block {b} was not on disk when its fsync returned");
+    }
+    for ib in s.fs.indirect_blocks(files[0]) {
+        assert!(done_by(s.fs.sector(ib), 0.0, t1), "writer 0's indirect block was not on disk when its fsync returned");
+    }
 }
