@@ -36,19 +36,21 @@ kernel() {
 }
 
 echo "loop device $DEV (direct-io=on, rotational=$(cat "/sys/block/$(basename "$DEV")/queue/rotational")) over $IMG, ${SIZE_MB} MiB; 4 KiB randread, iodepth 32, ${RUNTIME}s"
-# The runs of a round go in an order that puts each compared pair side by side (the loop
-# device's speed drifts by ±10 % from minute to minute, more than the gaps measured):
+# The runs of a round go in an order that puts the compared pairs side by side (the loop
+# device's speed drifts by ±10 % from minute to minute, more than the gaps measured; only
+# ours vs the kernel's mq-deadline sit two apart, the kernel's having three partners):
 # ours deadline | kernel mq-deadline | kernel none | ours mq-deadline | ours kyber |
 # kernel kyber | ours bfq | kernel bfq. Even rounds run the sequence backwards, so a steady
-# drift favours neither side of a pair. Each comparison is made within a round, and the
-# median over rounds is reported.
+# drift favours neither side of a pair (use an even ROUNDS). Each comparison is made within
+# a round, and the median over rounds is reported. A run that fails stops the script
+# (set -e, from loop_setup.sh).
 SEQ=("ours deadline")
 have mq-deadline && SEQ+=("fio+kernel mq-deadline")
 SEQ+=("fio+kernel none" "ours mq-deadline" "ours kyber")
 have kyber && SEQ+=("fio+kernel kyber")
 SEQ+=("ours bfq")
 have bfq && SEQ+=("fio+kernel bfq")
-printf '%-6s' round; printf ' %17s' "${SEQ[@]}"; echo
+printf '%-6s' round; printf ' %22s' "${SEQ[@]}"; echo
 ALL=()
 for r in $(seq 1 "$ROUNDS"); do
     order=("${SEQ[@]}")
@@ -63,7 +65,7 @@ for r in $(seq 1 "$ROUNDS"); do
         esac
     done
     row=(); for c in "${SEQ[@]}"; do row+=("${got[$c]}"); done
-    printf '%-6s' "$r"; printf ' %17s' "${row[@]}"; echo
+    printf '%-6s' "$r"; printf ' %22s' "${row[@]}"; echo
     ALL+=("$(IFS=,; echo "${row[*]}")")
     unset got
 done
@@ -72,7 +74,7 @@ import statistics, sys
 cols = sys.argv[1].split(';')
 rows = [dict(zip(cols, map(int, r.split(',')))) for r in sys.argv[2:]]
 med = {c: statistics.median(r[c] for r in rows) for c in cols}
-print(f"{'median':<6}" + ''.join(f" {med[c]:17.0f}" for c in cols))
+print(f"{'median':<6}" + ''.join(f" {med[c]:22.0f}" for c in cols))
 def cmp(a, b, note=''):
     if a not in cols or b not in cols:
         return
