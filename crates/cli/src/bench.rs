@@ -75,10 +75,10 @@ pub struct FileioArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = 128)]
     pub file_num: u32,
     /// Total size of all files.
-    #[arg(allow_negative_numbers = true, long, default_value = "2G")]
+    #[arg(allow_hyphen_values = true, long, default_value = "2G")]
     pub file_total_size: String,
     /// Bytes per request.
-    #[arg(allow_negative_numbers = true, long, default_value = "16K")]
+    #[arg(allow_hyphen_values = true, long, default_value = "16K")]
     pub file_block_size: String,
     /// sync or async (libaio).
     #[arg(long, default_value = "sync")]
@@ -178,10 +178,10 @@ pub struct IozoneArgs {
     #[arg(short = 'a')]
     pub auto: bool,
     /// File size (KiB unless a unit is given: 512m, 1g). Default 512 KiB, as iozone.
-    #[arg(allow_negative_numbers = true, short = 's')]
+    #[arg(allow_hyphen_values = true, short = 's')]
     pub size: Option<String>,
     /// Record size (KiB unless a unit is given). Default 4 KiB.
-    #[arg(allow_negative_numbers = true, short = 'r')]
+    #[arg(allow_hyphen_values = true, short = 'r')]
     pub record: Option<String>,
     /// Tests (repeatable): 0 write/rewrite, 1 read/reread, 2 random read/write,
     /// 3 backward read, 4 record rewrite, 5 stride read. Default: all six.
@@ -197,16 +197,16 @@ pub struct IozoneArgs {
     #[arg(short = 'j', allow_negative_numbers = true, default_value_t = 17)]
     pub stride: u64,
     /// Auto mode: smallest file size (default 64 KiB).
-    #[arg(allow_negative_numbers = true, short = 'n')]
+    #[arg(allow_hyphen_values = true, short = 'n')]
     pub min_file: Option<String>,
     /// Auto mode: largest file size (default 512 MiB).
-    #[arg(allow_negative_numbers = true, short = 'g')]
+    #[arg(allow_hyphen_values = true, short = 'g')]
     pub max_file: Option<String>,
     /// Auto mode: smallest record size (default 4 KiB; without -y/-q/-z, files over 16 MiB start at 64 KiB).
-    #[arg(allow_negative_numbers = true, short = 'y')]
+    #[arg(allow_hyphen_values = true, short = 'y')]
     pub min_record: Option<String>,
     /// Auto mode: largest record size (default 16 MiB).
-    #[arg(allow_negative_numbers = true, short = 'q')]
+    #[arg(allow_hyphen_values = true, short = 'q')]
     pub max_record: Option<String>,
     /// Auto mode: keep small records for files over 16 MiB.
     #[arg(short = 'z')]
@@ -272,10 +272,10 @@ pub struct AioStressArgs {
     #[arg(long)]
     pub set: Vec<String>,
     /// File size (MiB unless a unit is given).
-    #[arg(allow_negative_numbers = true, short = 's', default_value = "1024")]
+    #[arg(allow_hyphen_values = true, short = 's', default_value = "1024")]
     pub size: String,
     /// Record size (KiB unless a unit is given).
-    #[arg(allow_negative_numbers = true, short = 'r', default_value = "64")]
+    #[arg(allow_hyphen_values = true, short = 'r', default_value = "64")]
     pub record: String,
     /// Pending requests per file.
     #[arg(short = 'd', allow_negative_numbers = true, default_value_t = 64)]

@@ -67,19 +67,19 @@ struct TiobenchArgs {
     #[command(flatten)]
     common: Common,
     /// Thread counts, comma separated (one run per count).
-    #[arg(allow_negative_numbers = true, long, default_value = "1,2,4,8")]
+    #[arg(allow_hyphen_values = true, long, default_value = "1,2,4,8")]
     threads: String,
     /// Total size over all threads (each thread gets size/threads, whole MiB).
-    #[arg(allow_negative_numbers = true, long, default_value = "64M")]
+    #[arg(allow_hyphen_values = true, long, default_value = "64M")]
     size: String,
     /// Request size (a multiple of 4k).
-    #[arg(allow_negative_numbers = true, long, default_value = "4k")]
+    #[arg(allow_hyphen_values = true, long, default_value = "4k")]
     block: String,
     /// Random operations over all threads.
     #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
     random: u64,
     /// Gap between threads' regions (tiotest -o), e.g. 64M; 0 = back to back.
-    #[arg(allow_negative_numbers = true, long, default_value = "0")]
+    #[arg(allow_hyphen_values = true, long, default_value = "0")]
     offset: String,
     /// Phases to run: seq_write, rand_write, seq_read, rand_read (comma separated).
     #[arg(long, default_value = "seq_write,rand_write,seq_read,rand_read")]
@@ -101,13 +101,13 @@ struct ReadmanyArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     readers: u32,
     /// Read request size (the read-ahead window).
-    #[arg(allow_negative_numbers = true, long, default_value = "128k")]
+    #[arg(allow_hyphen_values = true, long, default_value = "128k")]
     chunk: String,
     /// No streaming writer (the no-contention baseline).
     #[arg(long)]
     no_writer: bool,
     /// Size of the region the writer rewrites in a loop.
-    #[arg(allow_negative_numbers = true, long, default_value = "512M")]
+    #[arg(allow_hyphen_values = true, long, default_value = "512M")]
     writer_size: String,
     /// Asynchronous 128 KiB writes the writer keeps in flight.
     #[arg(long, allow_negative_numbers = true, default_value_t = 64)]
@@ -122,18 +122,18 @@ struct FioArgs {
     #[arg(long, default_value = "randread")]
     rw: String,
     /// Bytes per request (k, M suffixes; a multiple of 4 KiB for O_DIRECT).
-    #[arg(allow_negative_numbers = true, long, default_value = "4k")]
+    #[arg(allow_hyphen_values = true, long, default_value = "4k")]
     bs: String,
     /// Requests kept in flight (fio's iodepth).
     #[arg(long, allow_negative_numbers = true, default_value_t = 32)]
     iodepth: u32,
     /// Bytes of the target to use (from its start); also the size to create. Read modes
     /// first write (lay out) whatever part of it this run had to create, untimed, as fio does.
-    #[arg(allow_negative_numbers = true, long, default_value = "1G")]
+    #[arg(allow_hyphen_values = true, long, default_value = "1G")]
     size: String,
     /// Run time (e.g. 10s, 500ms). Without it: --size bytes of I/O per job (one pass in
     /// sequential modes, as many random blocks in random modes), as fio does.
-    #[arg(allow_negative_numbers = true, long)]
+    #[arg(allow_hyphen_values = true, long)]
     runtime: Option<String>,
     /// One job per listed I/O priority, each its own owner (process) with --iodepth in
     /// flight: e.g. be/0,be/7 (rt/N, be/N, idle; fio's prioclass/prio per job). Default:

@@ -16,7 +16,7 @@ pub struct MachineArgs {
     #[arg(long)]
     pub disk: Option<String>,
     /// Memory (page cache, dirty limits): e.g. 256M [default: the command's machine].
-    #[arg(allow_negative_numbers = true, long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub mem: Option<String>,
     /// CPU profile: piii-1000, p4-2000 or p4-ht [default: the command's machine].
     #[arg(long)]
@@ -25,7 +25,7 @@ pub struct MachineArgs {
     #[arg(long)]
     pub host: Option<String>,
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
-    #[arg(allow_negative_numbers = true, long)]
+    #[arg(allow_hyphen_values = true, long)]
     pub mapped: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
@@ -110,13 +110,13 @@ pub struct TiobenchArgs {
     #[arg(long, default_value = "deadline,as,as:nr_requests=8192")]
     pub sched: String,
     /// Thread counts (one tiotest run each).
-    #[arg(allow_negative_numbers = true, long, default_value = "32,64,128")]
+    #[arg(allow_hyphen_values = true, long, default_value = "32,64,128")]
     pub threads: String,
     /// Total file size over all threads (tiobench.pl --size): a whole number of MiB, written with an M or G suffix (a bare number is bytes). As in tiobench.pl each thread's file is int(size / threads) MiB, so 3M over 2 threads writes 2 MiB.
-    #[arg(allow_negative_numbers = true, long, default_value = "512M")]
+    #[arg(allow_hyphen_values = true, long, default_value = "512M")]
     pub size: String,
     /// Bytes per read/write call.
-    #[arg(allow_negative_numbers = true, long, default_value = "4k")]
+    #[arg(allow_hyphen_values = true, long, default_value = "4k")]
     pub block: String,
     /// Random operations over all threads (tiobench.pl --random).
     #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
@@ -205,10 +205,10 @@ pub struct ReadmanyArgs {
     #[arg(long)]
     pub set: Vec<String>,
     /// Give up after this much simulated time; reported as "> timeout".
-    #[arg(allow_negative_numbers = true, long, default_value = "30m")]
+    #[arg(allow_hyphen_values = true, long, default_value = "30m")]
     pub timeout: String,
     /// How long the background load runs before the timed command.
-    #[arg(allow_negative_numbers = true, long, default_value = "20s")]
+    #[arg(allow_hyphen_values = true, long, default_value = "20s")]
     pub warmup: String,
     /// Fraction of the 2.4.19 tree to read (1 = all 11,219 files).
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]

@@ -144,6 +144,10 @@ fn bad_input_gets_a_clear_error() {
         (&["readmany", "--background", "stream-sideways"][..], "stream-sideways"),
         (&["readmany", "--timeout", "soon"][..], "--timeout"),
         (&["readmany", "--tree-scale", "2"][..], "--tree-scale"),
+        // A negative size with a unit reaches the option's own check, not clap's
+        // "unexpected argument".
+        (&["tiobench", "--mem", "-5M"][..], "--mem: bad size `-5M`"),
+        (&["sysbench", "fileio", "--file-test-mode", "rndrw", "--file-total-size", "-2G"][..], "bad size `-2G`"),
     ] {
         let o = iosched(args);
         assert!(!o.status.success(), "{args:?} succeeded");
