@@ -32,7 +32,7 @@ fn repro_quick_shape_points() {
 }
 
 /// The main job itself, at seed 1: every claim but 3 holds (sequential writes with 8192
-/// slots run at 98 % of the platter rate where the seed's drive managed 85 %; see the
+/// slots run at 95 % of the platter rate where the seed's drive managed 85 %; see the
 /// issue note). Seconds, with the simulation crates optimised in test builds. With
 /// --strict the report is still printed, and the exit status says whether every claim held.
 #[test]
