@@ -26,14 +26,20 @@ impl Drop for TempPath {
 
 const SMALL: [&str; 8] = ["--threads", "2", "--size", "4M", "--random", "40", "--sched", "noop,deadline"];
 
+/// `iosched real tiobench --target TARGET EXTRA… SMALL…`.
+fn small_tiobench(target: &TempPath, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["real", "tiobench", "--target", target.s()];
+    args.extend(extra);
+    args.extend(SMALL);
+    iosched(&args)
+}
+
 /// The table names what the run was on and its seed, as the simulated one does, and ends
 /// with one runtime line per run.
 #[test]
 fn real_tiobench_table_names_target_and_seed() {
     let t = TempPath::new("table.img");
-    let mut args = vec!["real", "tiobench", "--target", t.s(), "--seed", "7"];
-    args.extend(SMALL);
-    let o = iosched(&args);
+    let o = small_tiobench(&t, &["--seed", "7"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
     let first = s.lines().next().unwrap();
@@ -49,9 +55,7 @@ fn real_tiobench_table_names_target_and_seed() {
 #[test]
 fn real_tiobench_json_records_match_the_simulated_fields() {
     let t = TempPath::new("json.img");
-    let mut args = vec!["real", "tiobench", "--target", t.s(), "--json"];
-    args.extend(SMALL);
-    let o = iosched(&args);
+    let o = small_tiobench(&t, &["--json"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["seed"], 1);
@@ -76,9 +80,7 @@ fn real_refuses_a_file_it_did_not_create() {
     let t = TempPath::new("theirs.img");
     let data: Vec<u8> = (0..1 << 20).map(|i| (i * 7 % 251) as u8).collect();
     std::fs::write(&t.0, &data).unwrap();
-    let mut args = vec!["real", "tiobench", "--target", t.s()];
-    args.extend(SMALL);
-    let o = iosched(&args);
+    let o = small_tiobench(&t, &[]);
     assert!(!o.status.success());
     let e = stderr(&o);
     assert!(e.contains("--force") && e.contains(t.s()), "{e}");
@@ -167,9 +169,7 @@ fn real_fio_like_lays_out_a_new_target_before_reading() {
 #[test]
 fn real_record_into_a_missing_directory_fails_before_creating_the_target() {
     let t = TempPath::new("norec.img");
-    let mut args = vec!["real", "tiobench", "--target", t.s(), "--record", "/nonexistent-iosched-dir/rec"];
-    args.extend(SMALL);
-    let o = iosched(&args);
+    let o = small_tiobench(&t, &["--record", "/nonexistent-iosched-dir/rec"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--record /nonexistent-iosched-dir/rec: directory"), "{}", stderr(&o));
     assert!(!t.0.exists(), "the target was created");
