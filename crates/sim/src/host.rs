@@ -1820,18 +1820,14 @@ impl Sim {
                 // writeback_inodes walks the superblocks newest first: the filesystem's
                 // inodes (oldest dirtied first), then the block device's, mounted at boot,
                 // whose pages are the filesystem's metadata.
-                let mut meta = false;
                 let mut v: VecDeque<u32> = self
                     .cache
                     .dirty_inodes()
                     .filter(|(since, _)| older_than.is_none_or(|o| *since <= o))
                     .map(|(_, f)| f)
-                    .filter(|&f| {
-                        meta |= f == META;
-                        f != META
-                    })
                     .collect();
-                if meta {
+                if let Some(i) = v.iter().position(|&f| f == META) {
+                    v.remove(i);
                     v.push_back(META);
                 }
                 v
