@@ -127,6 +127,52 @@ pub fn format_duration(d: Duration) -> String {
     }
 }
 
+/// A time such as `6ms`, `1.5s`, `250us` (or `µs`), `500ns`, exactly in nanoseconds.
+/// A bare number is `bare` nanoseconds per unit, or rejected when `bare` is `None`.
+/// `None` when it is not a non-negative decimal with a known unit or is not a whole number
+/// of nanoseconds. Exact (no floating point): `0.1s` is 100,000,000 ns, never 99,999,999.
+pub fn parse_time_nanos(t: &str, bare: Option<u128>) -> Option<u128> {
+    let t = t.trim();
+    let (num, scale): (&str, u128) = if let Some(n) = t.strip_suffix("ns") {
+        (n, 1)
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        (n, 1_000)
+    } else if let Some(n) = t.strip_suffix("ms") {
+        (n, 1_000_000)
+    } else if let Some(n) = t.strip_suffix('s') {
+        (n, 1_000_000_000)
+    } else {
+        (t, bare?)
+    };
+    parse_scaled(num.trim(), scale)
+}
+
+/// Parse a non-negative decimal number and multiply by `scale`, requiring an exact integer.
+pub(crate) fn parse_scaled(num: &str, scale: u128) -> Option<u128> {
+    if num.is_empty() {
+        return None;
+    }
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.chars().all(|c| c.is_ascii_digit()) || !frac.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let int_v: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
+    let mut v = int_v.checked_mul(scale)?;
+    if !frac.is_empty() {
+        let denom = 10u128.checked_pow(frac.len() as u32)?;
+        let f: u128 = frac.parse().ok()?;
+        let scaled = f.checked_mul(scale)?;
+        if scaled % denom != 0 {
+            return None;
+        }
+        v = v.checked_add(scaled / denom)?;
+    }
+    Some(v)
+}
+
 /// The kernel tick rate. Policies that follow the kernel's jiffy arithmetic carry one.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub struct Hz(u32);
@@ -211,6 +257,20 @@ mod tests {
         let hz = Hz::default();
         assert_eq!(hz.msecs_to_jiffies(125), 125);
         assert_eq!(hz.jiffies_to_msecs(125), 125);
+    }
+
+    #[test]
+    fn times_parse_exactly_or_not_at_all() {
+        assert_eq!(parse_time_nanos("0.1s", None), Some(100_000_000));
+        assert_eq!(parse_time_nanos("1.5ms", None), Some(1_500_000));
+        assert_eq!(parse_time_nanos("250us", None), Some(250_000));
+        assert_eq!(parse_time_nanos("250µs", None), Some(250_000));
+        assert_eq!(parse_time_nanos(" 7ns ", None), Some(7));
+        assert_eq!(parse_time_nanos("18446744073.709551615s", None), Some(u64::MAX as u128));
+        assert_eq!(parse_time_nanos("6", Some(1_000_000)), Some(6_000_000));
+        for bad in ["6", "1.5ns", "-1ms", "1e3ms", "ms", ".s", "1..2s", "5m"] {
+            assert_eq!(parse_time_nanos(bad, None), None, "{bad}");
+        }
     }
 
     #[test]

@@ -8,6 +8,8 @@
 
 use core::fmt;
 
+use crate::time;
+
 /// What kind of value a tunable holds; determines parsing and display.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -148,27 +150,10 @@ impl Spec {
     }
 }
 
-/// A time with an optional unit (`ns`, `us`, `ms`, `s`; a bare number is in `bare`
-/// nanoseconds per unit), in nanoseconds; `None` if it is not an exact number of them.
-fn parse_time_ns(t: &str, bare: u128) -> Option<u128> {
-    let (num, scale): (&str, u128) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1_000)
-    } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1_000_000)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1_000_000_000)
-    } else {
-        (t, bare)
-    };
-    parse_scaled(num.trim(), scale)
-}
-
 /// A duration in whole milliseconds: `6`, `6ms`, `1s`, `1.5s`, `2000us`.
 fn parse_millis(t: &str) -> Result<i64, String> {
     let expected = || "a time in whole milliseconds, e.g. 6, 6ms, 1s".to_string();
-    let ns = parse_time_ns(t, 1_000_000).ok_or_else(expected)?;
+    let ns = time::parse_time_nanos(t, Some(1_000_000)).ok_or_else(expected)?;
     if ns % 1_000_000 != 0 {
         return Err(format!("a whole number of milliseconds (sysfs has no finer unit), got {t}"));
     }
@@ -178,7 +163,7 @@ fn parse_millis(t: &str) -> Result<i64, String> {
 /// A duration in nanoseconds: `2000000`, `2ms`, `1.5ms`, `250us`, `1s`, `500ns`.
 fn parse_nanos(t: &str) -> Result<i64, String> {
     let expected = || "a time in nanoseconds, e.g. 2000000, 2ms, 250us".to_string();
-    let ns = parse_time_ns(t, 1).ok_or_else(expected)?;
+    let ns = time::parse_time_nanos(t, Some(1)).ok_or_else(expected)?;
     i64::try_from(ns).map_err(|_| expected())
 }
 
@@ -195,38 +180,12 @@ fn parse_kib(t: &str) -> Result<i64, String> {
     } else {
         (lower.as_str(), 1)
     };
-    let v = parse_scaled(num.trim(), mult).ok_or_else(expected)?;
+    let v = time::parse_scaled(num.trim(), mult).ok_or_else(expected)?;
     i64::try_from(v).map_err(|_| expected())
 }
 
 fn parse_count(t: &str) -> Result<i64, String> {
     t.replace('_', "").parse::<i64>().map_err(|_| "an integer".to_string())
-}
-
-/// Parse a non-negative decimal number and multiply by `scale`, requiring an exact integer.
-fn parse_scaled(num: &str, scale: u128) -> Option<u128> {
-    if num.is_empty() {
-        return None;
-    }
-    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    if !int.chars().all(|c| c.is_ascii_digit()) || !frac.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let int_v: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
-    let mut v = int_v.checked_mul(scale)?;
-    if !frac.is_empty() {
-        let denom = 10u128.checked_pow(frac.len() as u32)?;
-        let f: u128 = frac.parse().ok()?;
-        let scaled = f.checked_mul(scale)?;
-        if scaled % denom != 0 {
-            return None;
-        }
-        v = v.checked_add(scaled / denom)?;
-    }
-    Some(v)
 }
 
 /// Why a tunable or scheduler specification was rejected.

@@ -515,25 +515,10 @@ fn show_ns(ns: u64) -> String {
     iosched_core::time::format_duration(Duration::from_nanos(ns))
 }
 
-/// "8.9ms" → 8_900_000. Units: ns, us (µs), ms, s.
+/// "8.9ms" → 8_900_000. Units: ns, us (µs), ms, s; exact (a time that is not a whole
+/// number of nanoseconds, or beyond `u64`, is `None`).
 pub fn parse_duration_ns(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mul) = if let Some(n) = s.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
-        (n, 1e3)
-    } else if let Some(n) = s.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        return None;
-    };
-    let x: f64 = num.trim().parse().ok()?;
-    if !x.is_finite() || x < 0.0 {
-        return None;
-    }
-    Some((x * mul).round() as u64)
+    iosched_core::time::parse_time_nanos(s, None).and_then(|ns| u64::try_from(ns).ok())
 }
 
 /// "128KiB" → 131072. Units: B, KB/MB/GB/TB (10³…), KiB/MiB/GiB/TiB (2¹⁰…).

@@ -56,24 +56,11 @@ struct Runner {
     line: usize,
 }
 
+/// A time with a unit (`6ms`, `1.5s`, `250us`, `500ns`), exactly, up to `u64::MAX` ns
+/// (about 584 years): a larger one is rejected, not clamped.
 fn parse_time(t: &str) -> Option<Instant> {
-    let t = t.trim();
-    let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1_000_000.0)
-    } else if let Some(n) = t.strip_suffix("us") {
-        (n, 1_000.0)
-    } else if let Some(n) = t.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        return None;
-    };
-    let v: f64 = num.parse().ok()?;
-    if v < 0.0 {
-        return None;
-    }
-    Some(Instant::from_nanos((v * mult).round() as u64))
+    let ns = iosched_core::time::parse_time_nanos(t, None)?;
+    u64::try_from(ns).ok().map(Instant::from_nanos)
 }
 
 impl Runner {
@@ -193,7 +180,7 @@ impl Runner {
             }
             "at" => {
                 let Some(t) = words.get(1).and_then(|t| parse_time(t)) else {
-                    return self.err("expected `at TIME` with a unit, e.g. at 6ms");
+                    return self.err("expected `at TIME`: a time with a unit (ns, us, ms, s), a whole number of nanoseconds, at most about 584 years, e.g. at 6ms");
                 };
                 self.q()?;
                 self.advance(t)?;

@@ -69,6 +69,11 @@ fn script_errors_name_their_line() {
     assert!(e.line == 3 && e.to_string().contains("at least 1 sector"), "{e}");
     let e = err("sched deadline\narrive r1 read 18446744073709551615+8 owner=1\n");
     assert!(e.line == 2 && e.to_string().contains("largest sector"), "{e}");
+    // A time past u64 nanoseconds is refused, not clamped to the largest instant.
+    let e = err("sched noop\nat 99999999999999999999s\n");
+    assert!(e.line == 2 && e.to_string().contains("at most about 584 years"), "{e}");
+    let e = err("sched noop\nat 1.5\n");
+    assert!(e.line == 2 && e.to_string().contains("with a unit"), "{e}");
     // A flush is the one request that may be empty.
     iosched_policies::scenario::run("sched deadline:plugging=0\narrive f flush 0+0 owner=1\nexpect dispatch f\n")
         .unwrap();
