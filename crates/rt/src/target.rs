@@ -201,7 +201,11 @@ fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> R
     sys::fallocate(file, 0, MARKER_LEN + size)
         .map_err(|e| Error::io(path, &format!("cannot reserve {} bytes", MARKER_LEN + size), e))?;
     if lay_out && size > from {
-        eprintln!("{}: laying out {} before use (new space reads as holes)", path.display(), fmt_bytes(size - from));
+        eprintln!(
+            "{}: laying out {} before use (new space reads as holes)",
+            path.display(),
+            iosched_workloads::machine::fmt_bytes(size - from)
+        );
         let mut buf = IoBuf::new(LAYOUT_CHUNK.min(size - from) as usize);
         buf.fill(0x5a);
         let mut off = from;
@@ -218,11 +222,6 @@ fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> R
 
 /// Writes of a layout (sequential, O_DIRECT).
 const LAYOUT_CHUNK: u64 = 1 << 20;
-
-/// `2 MiB`, `12 KiB`: sizes here are multiples of 4 KiB.
-fn fmt_bytes(b: u64) -> String {
-    if b.is_multiple_of(1 << 20) { format!("{} MiB", b >> 20) } else { format!("{} KiB", b >> 10) }
-}
 
 fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: bool) -> Result<TargetFile, Error> {
     let file = open_direct(path, false, false).map_err(|e| {

@@ -161,7 +161,7 @@ impl Machine {
 }
 
 /// `256 MiB`, `70000 KiB` or `12345 bytes`: the largest binary unit that divides `b`.
-fn fmt_bytes(b: u64) -> String {
+pub fn fmt_bytes(b: u64) -> String {
     if b > 0 && b.is_multiple_of(1 << 20) {
         format!("{} MiB", b >> 20)
     } else if b > 0 && b.is_multiple_of(1 << 10) {
