@@ -129,11 +129,14 @@ pub fn random_4k(p: &Profile, op: Op, qd: u32, n: usize) -> (f64, f64) {
 pub fn info(p: &Profile) -> DiskInfo {
     let cap = p.capacity_sectors();
     let req = 256u32; // 128 KiB
-    let n_seq = 384; // 48 MiB
-    let seq_outer = sequential_rate(p, Op::Read, 0, req, n_seq, 32);
+    // 48 MiB after a 4 MiB warm-up, or as much of a smaller device as there is (profiles
+    // are at least 1 MiB: 8 commands).
+    let n_seq = (cap / req as u64).min(384) as usize;
+    let warm = (n_seq / 12).clamp(1, 32);
+    let seq_outer = sequential_rate(p, Op::Read, 0, req, n_seq, warm);
     let inner_start = cap.saturating_sub((n_seq as u64 + 8) * req as u64) / 8 * 8;
-    let seq_inner = sequential_rate(p, Op::Read, inner_start, req, n_seq, 32);
-    let seq_write = sequential_rate(p, Op::Write, 0, req, n_seq, 32);
+    let seq_inner = sequential_rate(p, Op::Read, inner_start, req, n_seq, warm);
+    let seq_write = sequential_rate(p, Op::Write, 0, req, n_seq, warm);
     let (n1, n32) = match p.kind {
         ProfileKind::Hdd(_) => (3000, 6000),
         _ => (20_000, 100_000),

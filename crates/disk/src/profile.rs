@@ -592,10 +592,11 @@ fn null(cx: &Ctx, doc: &Doc) -> Result<NullParams, ProfileError> {
             ("null", at),
         )?),
         queue_depth: cx.int(&n.queue_depth, "queue_depth", 1, 65_535, Some(d.queue_depth as i64), ("null", at))? as u32,
+        // At least 1 MiB, as for an SSD: `disk info` measures with 128 KiB commands.
         capacity_sectors: cx.size(
             &n.capacity,
             "capacity",
-            512,
+            1 << 20,
             1 << 60,
             Some(d.capacity_sectors * 512),
             ("null", at),

@@ -261,6 +261,24 @@ fn profile_errors_name_file_line_field_and_expectation() {
     assert!(profile_err(&bad).contains("field `rpm`: missing in [disk]"), "{}", profile_err(&bad));
     let e = load_profile("no-such-profile").unwrap_err().to_string();
     assert!(e.contains("not a built-in profile"), "{e}");
+    // A null device under 1 MiB is refused like an SSD's (`disk info` measures with 128 KiB
+    // commands and 4 KiB random ones).
+    let null = iosched_disk::profile::builtin_source("null").unwrap();
+    let e = profile_err(&null.replace("capacity = \"1TiB\"", "capacity = \"600B\""));
+    assert!(e.contains("field `capacity`: expected a size such as \"128KiB\" in 1048576..="), "{e}");
+}
+
+/// `disk info` measures the smallest devices a profile allows without running off their
+/// end: it shortens the sequential runs to the capacity.
+#[test]
+fn disk_info_fits_its_measurements_on_a_small_device() {
+    let ssd = iosched_disk::profile::builtin_source("sata-ssd").unwrap();
+    for cap in ["1MiB", "1536KiB", "16MiB"] {
+        let p =
+            parse_profile(&ssd.replace("capacity = \"500GB\"", &format!("capacity = \"{cap}\"")), "tiny.toml").unwrap();
+        let i = iosched_disk::info::info(&p);
+        assert!(i.seq_read_outer_mb_s > 0.0 && i.random_4k_read_iops_qd1 > 0.0, "{cap}: {i:?}");
+    }
 }
 
 #[test]

@@ -18,6 +18,11 @@ use std::collections::BTreeMap;
 pub const BLOCK: u64 = 4096;
 pub const SECTORS_PER_BLOCK: u64 = 8;
 pub const BLOCKS_PER_GROUP: u64 = 32768;
+/// Sectors before the filesystem (the classic first partition's offset).
+const PARTITION_OFFSET: u64 = 63;
+/// The smallest device a filesystem fits on: the partition offset and one block group
+/// (128 MiB of 4 KiB blocks).
+pub const MIN_DEVICE_SECTORS: u64 = PARTITION_OFFSET + BLOCKS_PER_GROUP * SECTORS_PER_BLOCK;
 const INODE_SIZE: u64 = 128;
 const INODES_PER_GROUP: u64 = 16384;
 const INODE_TABLE_BLOCKS: u64 = INODES_PER_GROUP * INODE_SIZE / BLOCK; // 512
@@ -216,11 +221,15 @@ impl Fs {
     }
 
     /// A filesystem covering a device of `capacity_sectors`, leaving the first 63 sectors
-    /// (the classic partition offset) free.
+    /// (the classic partition offset) free. Panics below [`MIN_DEVICE_SECTORS`]: callers
+    /// check a disk profile's size first (the workloads' `Machine::validate`).
     pub fn for_device(capacity_sectors: u64) -> Self {
-        let start = 63;
-        let blocks = (capacity_sectors - start) / SECTORS_PER_BLOCK;
-        Fs::new(start, blocks.max(BLOCKS_PER_GROUP))
+        assert!(
+            capacity_sectors >= MIN_DEVICE_SECTORS,
+            "a device of {capacity_sectors} sectors is smaller than one ext2 block group ({MIN_DEVICE_SECTORS})"
+        );
+        let blocks = (capacity_sectors - PARTITION_OFFSET) / SECTORS_PER_BLOCK;
+        Fs::new(PARTITION_OFFSET, blocks)
     }
 
     pub fn root(&self) -> DirId {

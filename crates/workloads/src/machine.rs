@@ -70,7 +70,8 @@ impl Machine {
 
     /// Check the machine description (profiles exist, sizes sensible).
     pub fn validate(&self) -> Result<(), String> {
-        iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        filesystem(&self.disk, &profile)?;
         CpuProfile::by_name(&self.cpu)?;
         let host = self.host_profile()?;
         if self.mem_bytes < (64 << 20) {
@@ -97,7 +98,7 @@ impl Machine {
     /// run fails up front with the sizes named, not half-way with a full filesystem.
     pub fn check_fits(&self, bytes: u64, what: &str) -> Result<(), String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
-        let fs = iosched_sim::Fs::for_device(profile.capacity_sectors());
+        let fs = filesystem(&self.disk, &profile)?;
         let blocks = bytes.div_ceil(4096);
         // One indirect block per 1024 data blocks, and 1 % spare for directories,
         // double-indirect blocks and preallocation left over.
@@ -158,6 +159,20 @@ impl Machine {
         };
         Ok(Sim::new(cfg, dev))
     }
+}
+
+/// The simulated ext2 filesystem on the disk (`disk` as the user named it), or why it
+/// does not fit.
+fn filesystem(disk: &str, profile: &iosched_disk::profile::Profile) -> Result<iosched_sim::Fs, String> {
+    let min = iosched_sim::fs::MIN_DEVICE_SECTORS;
+    if profile.capacity_sectors() < min {
+        return Err(format!(
+            "disk {disk}: {} sectors ({}) is too small for the simulated ext2 filesystem: it needs at least {min} sectors (one 128 MiB block group after the 63-sector partition offset)",
+            profile.capacity_sectors(),
+            fmt_bytes(profile.capacity_sectors() * 512),
+        ));
+    }
+    Ok(iosched_sim::Fs::for_device(profile.capacity_sectors()))
 }
 
 /// `256 MiB`, `70000 KiB` or `12345 bytes`: the largest binary unit that divides `b`.

@@ -43,3 +43,26 @@ fn host_profile_sets_the_request_pool() {
     assert_eq!(pool(&m25, "cfq:request_alloc=2.6.20"), RequestAlloc::V2_6_20);
     assert_eq!(pool(&m26, "as:request_alloc=2.5"), RequestAlloc::V2_5);
 }
+
+/// A disk too small for the simulated ext2 (one 128 MiB block group) is refused with its
+/// size and the minimum, before any run; the smallest disk that holds a group is taken.
+#[test]
+fn a_disk_smaller_than_one_block_group_is_refused() {
+    let dir = std::env::temp_dir().join(format!("iosched-small-disk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = iosched_disk::profile::builtin_source("null").unwrap();
+    let write = |name: &str, capacity: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, src.replace("capacity = \"1TiB\"", &format!("capacity = \"{capacity}\""))).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let small = write("small.toml", "64MiB");
+    let e = Machine::new(&small, 256 << 20, "piii-1000", 1).validate().unwrap_err();
+    assert!(e.contains(&format!("disk {small}: 131072 sectors (64 MiB) is too small")), "{e}");
+    assert!(e.contains("at least 262207 sectors"), "{e}");
+    let e = Machine::new(&small, 256 << 20, "piii-1000", 1).check_fits(1 << 20, "1 MiB").unwrap_err();
+    assert!(e.contains("too small for the simulated ext2"), "{e}");
+    let just = write("just.toml", &format!("{}B", iosched_sim::fs::MIN_DEVICE_SECTORS * 512));
+    Machine::new(&just, 256 << 20, "piii-1000", 1).validate().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+}
