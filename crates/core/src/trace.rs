@@ -160,14 +160,36 @@ impl Trace {
             }
             if let Some(c) = line.strip_prefix('#') {
                 let c = c.trim();
-                if let Some((k, v)) = c.split_once(' ')
-                    && !c.starts_with("iosched trace")
-                {
+                if let Some(v) = c.strip_prefix("iosched trace") {
+                    if v.trim() != "v1" {
+                        let message = format!("this is a v1 parser; the file says `{c}`");
+                        return Err(ParseError { line: n, field: "version", message });
+                    }
+                } else if let Some((k, v)) = c.split_once(' ') {
+                    // `# sched …` and the like: a second one would be silently ignored.
+                    if t.meta(k).is_some() {
+                        let message = format!("a second `# {k}` line");
+                        return Err(ParseError { line: n, field: "header", message });
+                    }
                     t.meta.push((k.to_string(), v.trim().to_string()));
                 }
                 continue;
             }
             let r = parse_record(line, n)?;
+            // A queue's clock never goes back; a trace that does cannot be replayed.
+            if let Some(prev) = t.records.last()
+                && r.at() < prev.at()
+            {
+                return Err(ParseError {
+                    line: n,
+                    field: "time",
+                    message: format!(
+                        "goes backwards: {} ns after {} ns on an earlier line",
+                        r.at().as_nanos(),
+                        prev.at().as_nanos()
+                    ),
+                });
+            }
             if let Record::Arrival { rq, .. } = &r
                 && !ids.insert(rq.id)
             {
@@ -270,6 +292,12 @@ fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
             return Err(err("kind", format!("expected one of A C R U X F T D, got `{k}`")));
         }
     };
+    // (An arrival's words were counted above.)
+    if kind != "A"
+        && let Some(extra) = it.next()
+    {
+        return Err(err("record", format!("unexpected `{extra}` after a complete {kind} record")));
+    }
     Ok(rec)
 }
 
@@ -385,5 +413,16 @@ mod tests {
             Trace::parse("10 A 1 read 5+8 s prio=none owner=1\n11 A 1 read 50+8 s prio=none owner=1\n").unwrap_err();
         assert_eq!((e.line, e.field), (2, "id"));
         Trace::parse("10 A 1 flush 0+0 - prio=none owner=1\n").unwrap();
+        // The queue's clock never goes back: a replay would panic on such a trace.
+        let e = Trace::parse("100 U\n50 U\n").unwrap_err();
+        assert_eq!((e.line, e.field), (2, "time"), "{e}");
+        let e = Trace::parse("# iosched trace v9\n10 U\n").unwrap_err();
+        assert_eq!((e.line, e.field), (1, "version"), "{e}");
+        let e = Trace::parse("# sched deadline\n# sched noop\n").unwrap_err();
+        assert_eq!((e.line, e.field), (2, "header"), "{e}");
+        let e = Trace::parse("10 C 1 ok junk\n").unwrap_err();
+        assert_eq!((e.line, e.field), (1, "record"), "{e}");
+        let e = Trace::parse("10 X 1 2\n").unwrap_err();
+        assert_eq!((e.line, e.field), (1, "record"), "{e}");
     }
 }
