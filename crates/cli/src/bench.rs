@@ -101,10 +101,10 @@ pub struct FileioArgs {
     /// Reads per write in rndrw.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1.5)]
     pub file_rw_ratio: f64,
-    /// Worker threads.
+    /// Worker threads (1..=4096).
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub threads: u32,
-    /// Time limit in seconds (0 = none).
+    /// Time limit in seconds, 0..=2147483647 (0 = none).
     #[arg(long, allow_negative_numbers = true, default_value_t = 10)]
     pub time: u64,
     /// Event limit (0 = none).
@@ -344,7 +344,7 @@ pub struct CompareArgs {
     /// iozone, aio-stress.
     #[arg(long, default_value = "seed-2007")]
     pub bench: String,
-    /// Seeds per side (seeds --seed .. --seed + runs − 1).
+    /// Seeds per side, 1..=1000 (seeds --seed .. --seed + runs − 1).
     #[arg(long, allow_negative_numbers = true, default_value_t = 5)]
     pub runs: u32,
     /// One JSON object per row: bench, test, a_mean, b_mean, unit, change_pct, a_cv_pct,

@@ -75,7 +75,7 @@ struct TiobenchArgs {
     /// Request size (a multiple of 4k).
     #[arg(allow_hyphen_values = true, long, default_value = "4k")]
     block: String,
-    /// Random operations over all threads.
+    /// Random operations over all threads (0..=2147483647, tiotest's C int).
     #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
     random: u64,
     /// Gap between threads' regions (tiotest -o), e.g. 64M; 0 = back to back.
@@ -97,7 +97,7 @@ struct ReadmanyArgs {
     /// Fraction of the 2.4.19 kernel tree (1 = 11,219 files, ~141.6 MB).
     #[arg(long, allow_negative_numbers = true, default_value_t = 0.25)]
     scale: f64,
-    /// Reader threads (1 = `find | xargs cat`).
+    /// Reader threads, 1..=4096 (1 = `find | xargs cat`).
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     readers: u32,
     /// Read request size (the read-ahead window).
@@ -109,7 +109,7 @@ struct ReadmanyArgs {
     /// Size of the region the writer rewrites in a loop.
     #[arg(allow_hyphen_values = true, long, default_value = "512M")]
     writer_size: String,
-    /// Asynchronous 128 KiB writes the writer keeps in flight.
+    /// Asynchronous 128 KiB writes the writer keeps in flight (1..=1024).
     #[arg(long, allow_negative_numbers = true, default_value_t = 64)]
     writer_depth: u32,
 }

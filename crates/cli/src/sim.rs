@@ -118,7 +118,7 @@ pub struct TiobenchArgs {
     /// Bytes per read/write call.
     #[arg(allow_hyphen_values = true, long, default_value = "4k")]
     pub block: String,
-    /// Random operations over all threads (tiobench.pl --random).
+    /// Random operations over all threads (tiobench.pl --random), 0..=2147483647.
     #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
     pub random: u64,
     /// A setting for every scheduler (key=value; repeatable), e.g. --set nr_requests=8192.

@@ -172,9 +172,9 @@ impl AioStressConfig {
     /// The aio-stress command line this configuration stands for.
     pub fn command_line(&self) -> String {
         let mut s = format!(
-            "aio-stress -s {}m -r {}k -d {} -i {}",
-            self.file_size / MIB,
-            self.record >> 10,
+            "aio-stress -s {} -r {} -d {} -i {}",
+            size_arg(self.file_size),
+            size_arg(self.record),
             self.depth,
             self.io_iter
         );
@@ -246,6 +246,18 @@ impl GlibcRand {
     /// The next `rand()` value, in `0 ..= RAND_MAX`.
     pub fn rand(&mut self) -> u32 {
         self.step() >> 1
+    }
+}
+
+/// A size as aio-stress's `parse_size` reads it back exactly, with its unit spelled out
+/// (a bare number is MiB after `-s` and KiB after `-r`): `4m`, `1500k` or `1500b`.
+fn size_arg(b: u64) -> String {
+    if b.is_multiple_of(MIB) {
+        format!("{}m", b / MIB)
+    } else if b.is_multiple_of(1024) {
+        format!("{}k", b >> 10)
+    } else {
+        format!("{b}b")
     }
 }
 

@@ -507,14 +507,28 @@ pub struct CompareReport {
     pub rows: Vec<Row>,
 }
 
+/// The most `--runs` per side.
+pub const RUNS_MAX: u32 = 1000;
+
 /// Run the study: every item under A and B with every seed, in parallel over the
 /// machine's cores. `progress(done, total, what)` is called as runs finish. Each run is
 /// deterministic, so the report does not depend on the number of worker threads.
 pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<CompareReport, String> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
-    if cfg.runs == 0 {
-        return Err("--runs 0: expected at least 1 run per side (2 or more to measure variation)".into());
+    if !(1..=RUNS_MAX).contains(&cfg.runs) {
+        return Err(format!(
+            "--runs {}: out of range: expected 1..={RUNS_MAX} runs per side (2 or more to measure variation)",
+            cfg.runs
+        ));
+    }
+    if cfg.first_seed.checked_add(cfg.runs as u64 - 1).is_none() {
+        return Err(format!(
+            "--seed {} with --runs {}: the seeds would run past {}",
+            cfg.first_seed,
+            cfg.runs,
+            u64::MAX
+        ));
     }
     if cfg.items.is_empty() {
         return Err("--bench: no benchmark selected".into());

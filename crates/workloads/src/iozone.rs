@@ -189,8 +189,9 @@ impl IozoneConfig {
         if !self.tests.contains(&0) {
             return Err("-i 0 is required: the other tests read and write the file it creates".into());
         }
-        if self.stride == 0 {
-            return Err("-j 0: expected a stride of at least 1 record".into());
+        // (Bounded so that stride × record, in bytes, cannot overflow.)
+        if !(1..=u32::MAX as u64).contains(&self.stride) {
+            return Err(format!("-j {}: out of range: expected a stride of 1..={} records", self.stride, u32::MAX));
         }
         let kib = |what: &str, v: u64| -> Result<(), String> {
             if v == 0 {
@@ -536,6 +537,8 @@ pub struct IozoneReport {
     pub command: String,
     pub mmap: bool,
     pub tests: Vec<u8>,
+    /// `-j`: the stride read's stride, in records.
+    pub stride: u64,
     pub rows: Vec<IozoneRow>,
     #[serde(skip)]
     pub ops: Vec<OpRecord>,
@@ -574,6 +577,7 @@ pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String>
         command: cfg.command_line(),
         mmap: cfg.mmap,
         tests: cfg.tests.clone(),
+        stride: cfg.stride,
         rows,
         ops: log.map(|l| l.take()).unwrap_or_default(),
     })
@@ -672,7 +676,7 @@ pub fn render(r: &IozoneReport, m: &Machine) -> String {
     let _ = writeln!(s, "\tCommand line used: {}", r.command);
     let _ = writeln!(s, "\tOutput is in kBytes/sec");
     let _ = writeln!(s, "\tTime Resolution = 0.000001 seconds.");
-    let _ = writeln!(s, "\tFile stride size set to 17 * record size.");
+    let _ = writeln!(s, "\tFile stride size set to {} * record size.", r.stride);
     // CONTROL_STRING3: "%16s%8s%9s%9s%8s%10s%8s %9s%9s %9s %9s%9s%9s%9s%9s\n"
     let header = |f: [&str; 15]| {
         format!(

@@ -236,11 +236,17 @@ impl SysbenchConfig {
         if !(self.rw_ratio.is_finite() && self.rw_ratio >= 0.0) {
             return Err(format!("--file-rw-ratio {}: expected a non-negative number", self.rw_ratio));
         }
-        if self.threads == 0 {
-            return Err("--threads 0: expected at least 1 thread".into());
+        if !(1..=THREADS_MAX).contains(&self.threads) {
+            return Err(format!("--threads {}: out of range: expected 1..={THREADS_MAX}", self.threads));
         }
         if self.io_mode == IoMode::Async && self.async_backlog == 0 {
             return Err("--file-async-backlog 0: expected at least 1".into());
+        }
+        // sysbench keeps --time in a C int of seconds.
+        if let Some(t) = self.time
+            && t.as_secs() > i32::MAX as u64
+        {
+            return Err(format!("--time {}: out of range: expected 0..={} seconds", t.as_secs(), i32::MAX));
         }
         if self.time.is_none_or(|t| t.is_zero()) && self.events == 0 {
             return Err("no limit: set --time or --events (or both)".into());
@@ -287,6 +293,10 @@ impl SysbenchConfig {
 
 // ---------------------------------------------------------------------------------------
 // The request generator
+
+/// The most `--threads` a simulated run takes (as `real tiobench`): each is a simulated
+/// task with its own state.
+pub const THREADS_MAX: u32 = 4096;
 
 /// One sysbench event.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -214,3 +214,19 @@ fn real_fio_like_jobs_per_priority() {
     let (rt, be) = run("mq-deadline");
     assert!(rt > 20.0 * be.max(1.0), "mq-deadline: rt {rt} be {be}");
 }
+
+/// Thread and in-flight counts are bounded (each reader is a thread, each write in flight
+/// a 128 KiB buffer): a huge one is refused before the target is touched.
+#[test]
+fn real_readmany_bounds_its_readers_and_writer_depth() {
+    let t = TempPath::new("bounds.img");
+    for (flag, value, expect) in [
+        ("--readers", "4097", "--readers 4097: out of range: expected 1..=4096"),
+        ("--writer-depth", "1025", "--writer-depth 1025: out of range: expected 1..=1024"),
+    ] {
+        let o = iosched(&["real", "readmany", "--target", t.s(), "--scale", "0.001", flag, value]);
+        assert!(!o.status.success(), "{flag} {value} ran");
+        assert!(stderr(&o).contains(expect), "{}", stderr(&o));
+        assert!(!t.0.exists(), "{flag} {value}: the target was created");
+    }
+}

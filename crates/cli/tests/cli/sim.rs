@@ -148,6 +148,36 @@ fn bad_input_gets_a_clear_error() {
         // "unexpected argument".
         (&["tiobench", "--mem", "-5M"][..], "--mem: bad size `-5M`"),
         (&["sysbench", "fileio", "--file-test-mode", "rndrw", "--file-total-size", "-2G"][..], "bad size `-2G`"),
+        // Counts past what the benchmark itself holds are refused, not run until memory
+        // or time runs out (or, for a seed, wrapped round).
+        (&["tiobench", "--random", "2147483648"][..], "--random 2147483648: out of range: expected 0..=2147483647"),
+        (&["sysbench", "fileio", "--file-test-mode", "rndrd", "--threads", "4097"][..], "expected 1..=4096"),
+        (&["sysbench", "fileio", "--file-test-mode", "rndrd", "--time", "2147483648"][..], "--time 2147483648"),
+        (
+            &["compare", "--a", "cfq", "--b", "noop", "--bench", "aio-stress", "--runs", "1001"][..],
+            "--runs 1001: out of range",
+        ),
+        (
+            &[
+                "compare",
+                "--a",
+                "cfq",
+                "--b",
+                "noop",
+                "--bench",
+                "aio-stress",
+                "--runs",
+                "2",
+                "--seed",
+                "18446744073709551615",
+            ][..],
+            "would run past",
+        ),
+        (
+            &["iozone", "-s", "1m", "-r", "4k", "-i", "0", "-i", "5", "-j", "4294967296"][..],
+            "-j 4294967296: out of range",
+        ),
+        (&["tiobench", "--disk", "nosuch.toml"][..], "nosuch.toml"),
     ] {
         let o = iosched(args);
         assert!(!o.status.success(), "{args:?} succeeded");

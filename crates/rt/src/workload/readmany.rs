@@ -51,14 +51,19 @@ impl Config {
         if !(self.scale > 0.0 && self.scale <= 1.0) {
             return Err(Error(format!("--scale {}: expected 0 < scale <= 1", self.scale)));
         }
-        if self.readers == 0 {
-            return Err(Error("--readers: expected at least 1".into()));
+        // Each reader is a thread, each write in flight a 128 KiB buffer: bounded like
+        // `real tiobench --threads` and `fio-like --iodepth`.
+        if !(1..=4096).contains(&self.readers) {
+            return Err(Error(format!("--readers {}: out of range: expected 1..=4096", self.readers)));
         }
         if self.chunk == 0 || !(self.chunk as usize).is_multiple_of(ALIGN) {
             return Err(Error(format!("--chunk {}: expected a positive multiple of {ALIGN} bytes", self.chunk)));
         }
         if self.writer && (self.writer_mb == 0 || self.writer_depth == 0) {
             return Err(Error("--writer-size and --writer-depth: expected at least 1 with the writer on".into()));
+        }
+        if self.writer_depth > 1024 {
+            return Err(Error(format!("--writer-depth {}: out of range: expected 1..=1024", self.writer_depth)));
         }
         Ok(())
     }

@@ -161,3 +161,14 @@ fn bad_options_are_refused() {
     assert!(err(&|c| c.file_size = M).contains("at least 2 MiB"));
     assert!(Stage::from_number(4).unwrap_err().contains("-o 4"));
 }
+
+/// The echoed command line gives sizes in a unit aio-stress reads back exactly (a bare
+/// number would be MiB after -s and KiB after -r).
+#[test]
+fn command_line_sizes_read_back_exactly() {
+    let mut c = small(false);
+    assert!(c.command_line().starts_with("aio-stress -s 4m -r 64k "), "{}", c.command_line());
+    c.file_size = 4100 * K;
+    c.record = 1500;
+    assert!(c.command_line().starts_with("aio-stress -s 4100k -r 1500b "), "{}", c.command_line());
+}

@@ -170,6 +170,18 @@ fn selected_tests_only_and_blank_columns() {
     assert_eq!(ops.iter().filter(|o| o.kind == "read").count(), 4, "only the random read pass reads");
 }
 
+/// The header states the stride the run used (`-j`), as iozone prints it.
+#[test]
+fn the_header_names_the_stride() {
+    let mut c = cfg(256 * K, 64 * K);
+    c.tests = vec![0, 5];
+    c.stride = 3;
+    let r = iozone::run(&spec("noop"), &c).unwrap();
+    let text = iozone::render(&r, &c.machine);
+    assert!(text.contains("\tFile stride size set to 3 * record size.\n"), "{text}");
+    assert!(r.command.contains(" -j 3"), "{}", r.command);
+}
+
 #[test]
 fn auto_mode_runs_the_grid() {
     let mut c = IozoneConfig::auto(machine(1));
