@@ -60,9 +60,11 @@ pub fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
             s.split_once('=').ok_or_else(|| format!("--set {s}: expected key=value, e.g. --set nr_requests=8192"))?;
         v = v.into_iter().map(|sp| sp.with_setting(k.trim(), val.trim())).collect();
     }
-    // Validate the settings now, with the scheduler's own error message.
+    // Validate the settings now, with the scheduler's own error message after the spec
+    // (which names --set's settings too).
+    let opt = if set.is_empty() { "--sched" } else { "--sched/--set" };
     for sp in &v {
-        sp.build().map_err(|e| e.to_string())?;
+        sp.build().map_err(|e| format!("{opt} {sp}: {e}"))?;
     }
     Ok(v)
 }
@@ -150,7 +152,7 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
     };
     cfg.validate(&threads)?;
     for s in &specs {
-        cfg.machine.queue(s)?;
+        cfg.machine.queue(s).map_err(|e| format!("--sched {e}"))?;
     }
     let p = Progress::new("tiobench");
     let records = tiobench::run_matrix(&specs, &threads, &cfg, &|d, t| p.tick(d, t, ""))?;
@@ -241,7 +243,7 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     cfg.tree_scale = a.tree_scale;
     cfg.vmstat = a.vmstat;
     for s in &specs {
-        cfg.machine.queue(s)?;
+        cfg.machine.queue(s).map_err(|e| format!("--sched {e}"))?;
     }
     let p = Progress::new("readmany");
     let results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;

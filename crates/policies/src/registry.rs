@@ -206,6 +206,12 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
                 });
             };
             let (k, v) = split_kv(item, text)?;
+            if last.settings.iter().any(|(k0, _)| *k0 == k) {
+                return Err(TunableError::Syntax {
+                    spec: text.into(),
+                    expected: format!("each setting once in a scheduler's list; `{k}` is given twice"),
+                });
+            }
             last.settings.push((k, v));
             last.text.push(',');
             last.text.push_str(item);

@@ -140,6 +140,15 @@ impl Machine {
                 profile.name
             ));
         }
+        // Nor can the driver keep more commands in flight than the disk queues.
+        let disk_depth = profile.queue_depth().max(1);
+        if q.config().depth > disk_depth {
+            return Err(format!(
+                "{spec}: queue_depth {} exceeds the {} disk's queue depth of {disk_depth}",
+                q.config().depth,
+                profile.name
+            ));
+        }
         Ok(q)
     }
 
