@@ -222,7 +222,9 @@ pub struct IozoneArgs {
 fn iozone_size(opt: &str, v: &str) -> Result<u64, String> {
     let t = v.trim();
     let r = if t.chars().all(|c| c.is_ascii_digit()) { format!("{t}k") } else { t.to_string() };
-    parse_size(&r).map_err(|e| format!("-{opt}: {e}"))
+    // Quote what the user typed, not the unit we added.
+    parse_size(&r)
+        .map_err(|e| format!("-{opt}: {} (a bare number is KiB)", e.replace(&format!("`{r}`"), &format!("`{t}`"))))
 }
 
 pub fn iozone(a: IozoneArgs) -> Result<(), String> {
@@ -309,7 +311,11 @@ pub struct AioStressArgs {
 fn aio_size(opt: &str, v: &str, unit: &str) -> Result<u64, String> {
     let t = v.trim();
     let r = if t.chars().all(|c| c.is_ascii_digit()) { format!("{t}{unit}") } else { t.to_string() };
-    parse_size(&r).map_err(|e| format!("-{opt}: {e}"))
+    // Quote what the user typed, not the unit we added.
+    parse_size(&r).map_err(|e| {
+        let bare = if unit == "m" { "MiB" } else { "KiB" };
+        format!("-{opt}: {} (a bare number is {bare})", e.replace(&format!("`{r}`"), &format!("`{t}`")))
+    })
 }
 
 pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {

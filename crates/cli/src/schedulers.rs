@@ -156,8 +156,17 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
             return Err(format!("{}: no `# sched SPEC` line; pass --sched", a.file.display()));
         }
     };
-    let spec = SchedSpec::parse(&spec_text).map_err(|e| e.to_string())?;
-    let mut q = spec.queue().map_err(|e| e.to_string())?;
+    // Name where a bad spec came from: the option, or the trace's header line.
+    let origin = || match &a.sched {
+        Some(_) => "--sched".to_string(),
+        None => {
+            let line =
+                text.lines().position(|l| l.trim().strip_prefix('#').is_some_and(|c| c.trim().starts_with("sched ")));
+            format!("{}:{}: `# sched`", a.file.display(), line.map_or(0, |i| i + 1))
+        }
+    };
+    let spec = SchedSpec::parse(&spec_text).map_err(|e| format!("{}: {e}", origin()))?;
+    let mut q = spec.queue().map_err(|e| format!("{}: {e}", origin()))?;
     let r = trace::replay(&t.records, &mut q);
     if a.json {
         let mut j = serde_json::json!({

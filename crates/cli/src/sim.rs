@@ -44,7 +44,21 @@ impl MachineArgs {
             Some(s) => Some(parse_size(s).map_err(|e| format!("--mapped: {e}"))?),
             None => None,
         };
-        let m = Machine::new(self.disk.as_deref().unwrap_or(disk), mem, self.cpu.as_deref().unwrap_or(cpu), self.seed)
+        let disk = self.disk.as_deref().unwrap_or(disk);
+        if disk.trim().is_empty() {
+            return Err(
+                "--disk: expected a built-in profile name (`iosched disk list`) or a profile file, got an empty string"
+                    .into(),
+            );
+        }
+        // A name that is neither a built-in profile nor a file: say which option it came from
+        // (a file's own errors already name the file, line and field).
+        if let Err(e) = iosched_disk::profile::load_profile(disk)
+            && !std::path::Path::new(disk).is_file()
+        {
+            return Err(format!("--disk {e}"));
+        }
+        let m = Machine::new(disk, mem, self.cpu.as_deref().unwrap_or(cpu), self.seed)
             .with_host(self.host.as_deref().unwrap_or(host))
             .with_mapped(mapped);
         m.validate()?;

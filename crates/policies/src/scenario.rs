@@ -146,6 +146,18 @@ impl Runner {
     }
 
     fn command(&mut self, words: &[&str]) -> Result<(), ScenarioError> {
+        // Commands of a fixed shape: a word past it is a mistake, not something to ignore.
+        let most = match words[0] {
+            "unplug" | "drain" | "timeout" => Some(1),
+            "at" | "exit" => Some(2),
+            "complete" => Some(3),
+            _ => None,
+        };
+        if let Some(m) = most
+            && let Some(extra) = words.get(m)
+        {
+            return self.err(format!("unexpected `{extra}` after `{}`", words[..m].join(" ")));
+        }
         match words[0] {
             "sched" => {
                 if self.queue.is_some() {
@@ -255,7 +267,12 @@ impl Runner {
             return self.err("expected SECTOR+LEN");
         };
         let (Ok(sector), Ok(len)) = (s.parse::<u64>(), l.parse::<u32>()) else {
-            return self.err("expected SECTOR+LEN as numbers");
+            return self.err(format!(
+                "expected SECTOR+LEN as numbers, SECTOR in 0..={} and LEN in 0..={}, got `{}`",
+                u64::MAX,
+                u32::MAX,
+                w[2]
+            ));
         };
         let mut owner = None;
         if len == 0 && op != Op::Flush {
@@ -269,7 +286,13 @@ impl Runner {
         rq.sync = op == Op::Read;
         for opt in &w[3..] {
             if let Some(o) = opt.strip_prefix("owner=") {
-                owner = o.parse().ok();
+                if owner.is_some() {
+                    return self.err("owner= given twice");
+                }
+                owner = Some(o.parse().map_err(|_| ScenarioError {
+                    line: self.line,
+                    message: format!("owner=`{o}`: expected an owner number in 0..={}", u64::MAX),
+                })?);
             } else if *opt == "sync" {
                 rq.sync = true;
             } else if *opt == "meta" {

@@ -209,14 +209,18 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     let n: u64 = num
         .trim()
         .parse()
-        .map_err(|_| format!("bad size `{t}`: expected a number with an optional unit (k, M, G), e.g. 512M"))?;
+        .map_err(|_| format!("bad size `{t}`: expected a number with an optional unit (k, M, G, T), e.g. 512M"))?;
     n.checked_mul(mult).ok_or_else(|| format!("size `{t}` is too large"))
 }
 
 /// Parse a duration: `30m`, `20s`, `500ms`, `1h`, or plain seconds.
 pub fn parse_duration(s: &str) -> Result<iosched_core::Duration, String> {
     let t = s.trim();
-    let bad = || format!("bad duration `{t}`: expected a number with a unit (ms, s, m, h), e.g. 30m");
+    let bad = || {
+        format!(
+            "bad duration `{t}`: expected seconds or a number with a unit (ms, s, m, h), e.g. 30m, at most 10000000 s"
+        )
+    };
     let (num, mult) = if let Some(n) = t.strip_suffix("ms") {
         (n, 1e-3)
     } else if let Some(n) = t.strip_suffix('s') {

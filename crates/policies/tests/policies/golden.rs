@@ -74,6 +74,14 @@ fn script_errors_name_their_line() {
     assert!(e.line == 2 && e.to_string().contains("at most about 584 years"), "{e}");
     let e = err("sched noop\nat 1.5\n");
     assert!(e.line == 2 && e.to_string().contains("with a unit"), "{e}");
+    let e = err("sched noop\nunplug now\n");
+    assert!(e.line == 2 && e.to_string().contains("unexpected `now` after `unplug`"), "{e}");
+    let e = err("sched noop\narrive r1 read 0+8 owner=1 owner=2\n");
+    assert!(e.line == 2 && e.to_string().contains("owner= given twice"), "{e}");
+    let e = err("sched noop\narrive r1 read 0+8 owner=-1\n");
+    assert!(e.line == 2 && e.to_string().contains("owner=`-1`: expected an owner number"), "{e}");
+    let e = err("sched noop\narrive r1 read 0+4294967296 owner=1\n");
+    assert!(e.line == 2 && e.to_string().contains("LEN in 0..=4294967295"), "{e}");
     // A flush is the one request that may be empty.
     iosched_policies::scenario::run("sched deadline:plugging=0\narrive f flush 0+0 owner=1\nexpect dispatch f\n")
         .unwrap();
