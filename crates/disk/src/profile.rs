@@ -215,7 +215,14 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
             )
         },
     })?;
-    let mut p = parse_profile(&src, name_or_path)?;
+    let mut p = parse_profile(&src, name_or_path).map_err(|mut e| {
+        // Any name but .parv is read as TOML: say so when a DiskSim part (.model,
+        // .diskspecs) or another file was given.
+        if !path.extension().is_some_and(|x| x == "toml") {
+            e.msg.push_str(" (read as a TOML profile: a profile is a .toml file or a DiskSim .parv)");
+        }
+        e
+    })?;
     p.origin = name_or_path.to_owned();
     Ok(p)
 }
@@ -563,6 +570,9 @@ pub fn parse_profile(src: &str, file: &str) -> Result<Profile, ProfileError> {
     })?;
     let name =
         cx.string(&doc.name, "name")?.ok_or_else(|| cx.missing("top level", None, "name", "a string"))?.to_owned();
+    if name.trim().is_empty() {
+        return Err(cx.err(doc.name.as_ref().expect("present"), "name", "expected a non-empty name"));
+    }
     let description = cx.string(&doc.description, "description")?.unwrap_or("").to_owned();
     let kind = cx.choice(&doc.kind, "kind", &["hdd", "ssd", "null"], "hdd")?;
     let kind = match kind.as_str() {

@@ -209,6 +209,25 @@ fn disksim_errors_name_file_line_and_field() {
     let e = disksim::load_parv(&dir.join("atlas10k.parv")).unwrap_err().to_string();
     let line = model.lines().position(|l| l.contains("Rotation speed")).unwrap() + 1;
     assert!(e.contains(&format!("atlas10k.model:{line}: field `Rotation speed (in rpms)`: expected a number")), "{e}");
+    std::fs::write(dir.join("atlas10k.model"), &model).unwrap();
+    // Out-of-range and non-finite values in the disk block are refused, not dropped or kept.
+    let specs = std::fs::read_to_string(src.join("atlas10k.diskspecs")).unwrap();
+    for (from, to, expect) in [
+        (
+            "Bulk sector transfer time = 0.099000",
+            "Bulk sector transfer time = nan",
+            "expected a finite number, got NaN",
+        ),
+        ("Bulk sector transfer time = 0.099000", "Bulk sector transfer time = -1", "expected a number in 0..="),
+        ("High (read) water mark = 0.000000", "High (read) water mark = 5", "expected a number in 0..=1, got 5"),
+        ("Maximum number of write segments = 1", "Maximum number of write segments = 99", "in 0..=10, got 99"),
+    ] {
+        assert!(specs.contains(from), "{from}");
+        std::fs::write(dir.join("atlas10k.diskspecs"), specs.replacen(from, to, 1)).unwrap();
+        let e = disksim::load_parv(&dir.join("atlas10k.parv")).unwrap_err().to_string();
+        let line = specs.lines().position(|l| l.contains(from)).unwrap() + 1;
+        assert!(e.contains(&format!("atlas10k.diskspecs:{line}: field")) && e.contains(expect), "{to}: {e}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

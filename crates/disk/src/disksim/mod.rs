@@ -62,8 +62,8 @@ pub fn params_from_spec(spec: &Spec, path: &Path) -> Result<HddParams, SpecError
         .and_then(|bus_inst| spec.instance(&bus_inst).map(str::to_owned))
         .and_then(|ty| spec.block_named(&ty));
     if let Some(b) = bus {
-        bus_read = b.num_or("Read block transfer time", 0.0)?;
-        bus_write = b.num_or("Write block transfer time", 0.0)?;
+        bus_read = b.num_in_or("Read block transfer time", 0.0, 1e6, 0.0)?;
+        bus_write = b.num_in_or("Write block transfer time", 0.0, 1e6, 0.0)?;
     }
     for c in spec.blocks_of_type("disksim_ctlr") {
         let ty = c.int_or("type", 1, 3, 1)?;
@@ -156,7 +156,7 @@ pub fn disk_params(d: &Block, bus_read_ms: f64, bus_write_ms: f64) -> Result<Hdd
         extra_write_disconnect: extra,
         per_request: ovh("Per-request overhead time")?,
     };
-    let bulk = d.num_or("Bulk sector transfer time", 0.0)?;
+    let bulk = d.num_in_or("Bulk sector transfer time", 0.0, 1e6, 0.0)?;
     let bus = Bus {
         read_block_ns: ms(bus_read_ms.max(bulk)),
         write_block_ns: ms(bus_write_ms.max(bulk)),
@@ -176,14 +176,15 @@ pub fn disk_params(d: &Block, bus_read_ms: f64, bus_write_ms: f64) -> Result<Hdd
         1 => FastWrite::Limited,
         _ => FastWrite::Full,
     };
+    let segments = d.int("Number of buffer segments", 1, 100_000)?;
     let cache = Cache {
         enabled: flag(d, "Enable caching in buffer")?,
-        segments: d.int("Number of buffer segments", 1, 100_000)? as u32,
+        segments: segments as u32,
         segment_blocks: d.int("Segment size (in blks)", 1, 1 << 30)? as u32,
-        write_segments: d.int_or("Maximum number of write segments", 0, 100_000, 1)? as u32,
+        write_segments: d.int_or("Maximum number of write segments", 0, segments, 1)? as u32,
         separate_write_segment: flag(d, "Use separate write segment")?,
-        read_water: d.num_or("High (read) water mark", 0.0)?,
-        write_water: d.num_or("Low (write) water mark", 0.0)?,
+        read_water: d.num_in_or("High (read) water mark", 0.0, 1.0, 0.0)?,
+        write_water: d.num_in_or("Low (write) water mark", 0.0, 1.0, 0.0)?,
         water_by_request: flag(d, "Set watermark by reqsize")?,
         prefetch,
         min_read_ahead: d.int_or("Minimum read-ahead (blks)", 0, 1 << 30, 0)? as u32,
@@ -276,8 +277,8 @@ fn model_params(m: &Block) -> Result<Model, SpecError> {
     if !(1.0..=100_000.0).contains(&rpm) {
         return Err(rpm_p.loc.err(Some(&rpm_p.key), format!("expected a speed in 1..=100000 rpm, got {rpm}")));
     }
-    let head_switch = mech.num_or("Head switch time", 0.0)?;
-    let settle = mech.num_or("Add. write settling delay", 0.0)?;
+    let head_switch = mech.num_in_or("Head switch time", 0.0, 1e6, 0.0)?;
+    let settle = mech.num_in_or("Add. write settling delay", -1e6, 1e6, 0.0)?;
     let st = mech.require("Seek type")?;
     let seek = match st.word()? {
         "extracted" => {

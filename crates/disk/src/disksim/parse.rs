@@ -120,6 +120,20 @@ impl Block {
         }
     }
 
+    /// A number parameter within `lo..=hi`, with a default.
+    pub fn num_in_or(&self, key: &str, lo: f64, hi: f64, default: f64) -> Result<f64, SpecError> {
+        match self.get(key) {
+            Some(p) => {
+                let v = p.num()?;
+                if !(lo..=hi).contains(&v) {
+                    return Err(p.loc.err(Some(&p.key), format!("expected a number in {lo}..={hi}, got {v}")));
+                }
+                Ok(v)
+            }
+            None => Ok(default),
+        }
+    }
+
     /// An integer parameter within `lo..=hi`, required.
     pub fn int(&self, key: &str, lo: i64, hi: i64) -> Result<i64, SpecError> {
         self.require(key)?.int(lo, hi)
@@ -136,7 +150,8 @@ impl Block {
 impl Param {
     pub fn num(&self) -> Result<f64, SpecError> {
         match &self.value {
-            Value::Num { v, .. } => Ok(*v),
+            Value::Num { v, .. } if v.is_finite() => Ok(*v),
+            Value::Num { v, .. } => Err(self.loc.err(Some(&self.key), format!("expected a finite number, got {v}"))),
             other => Err(self.loc.err(Some(&self.key), format!("expected a number, got {}", other.describe()))),
         }
     }
