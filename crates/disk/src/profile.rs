@@ -218,7 +218,7 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
     let mut p = parse_profile(&src, name_or_path).map_err(|mut e| {
         // Any name but .parv is read as TOML: say so when a DiskSim part (.model,
         // .diskspecs) or another file was given.
-        if !path.extension().is_some_and(|x| x == "toml") {
+        if path.extension().is_none_or(|x| x != "toml") {
             e.msg.push_str(" (read as a TOML profile: a profile is a .toml file or a DiskSim .parv)");
         }
         e
