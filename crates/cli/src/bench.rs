@@ -245,8 +245,13 @@ pub fn iozone(a: IozoneArgs) -> Result<(), String> {
         };
         c
     } else {
-        if a.min_file.is_some() || a.max_file.is_some() || a.min_record.is_some() || a.max_record.is_some() {
-            return Err("-n, -g, -y and -q bound auto mode: add -a, or give -s and -r".into());
+        if a.min_file.is_some()
+            || a.max_file.is_some()
+            || a.min_record.is_some()
+            || a.max_record.is_some()
+            || a.all_records
+        {
+            return Err("-n, -g, -y, -q and -z shape auto mode: add -a, or give -s and -r".into());
         }
         let file = opt("s", &a.size)?.unwrap_or(512 << 10);
         let record = opt("r", &a.record)?.unwrap_or(4 << 10);

@@ -105,7 +105,7 @@ pub const QUEUE_TUNABLES: &[Spec] = &[
     Spec::boolean("plugging", "plug an idle queue briefly so requests can gather and merge"),
     Spec::count("unplug_thresh", 1, 1 << 20, "queued requests that unplug a plugged queue"),
     Spec::millis("unplug_delay", 1, 1000, "time after which a plugged queue unplugs itself"),
-    Spec::count("hz", 100, 1000, "kernel tick rate used for jiffy arithmetic (100, 250, 300 or 1000)"),
+    Spec::values("hz", &[100, 250, 300, 1000], "kernel tick rate used for jiffy arithmetic"),
     Spec::choice(
         "request_alloc",
         REQUEST_ALLOC_NAMES,
@@ -151,16 +151,8 @@ impl QueueConfig {
             "plugging" => self.plugging = v != 0,
             "unplug_thresh" => self.unplug_thresh = v as u32,
             "unplug_delay" => self.unplug_delay = Duration::from_millis(v as u64),
-            "hz" => {
-                if !Hz::ALLOWED.contains(&(v as u32)) {
-                    return Err(TunableError::OutOfRange {
-                        name: "hz".into(),
-                        value: v.to_string(),
-                        allowed: "100, 250, 300 or 1000".into(),
-                    });
-                }
-                self.hz = Hz::new(v as u32)
-            }
+            // (`Spec::values` admits only Hz::ALLOWED.)
+            "hz" => self.hz = Hz::new(v as u32),
             "request_alloc" => {
                 self.request_alloc = if v == 0 { RequestAlloc::V2_6_20 } else { RequestAlloc::V2_5 };
             }

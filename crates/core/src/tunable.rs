@@ -25,6 +25,8 @@ pub enum Kind {
     Bool,
     /// One of a fixed set of named modes; the value is the index.
     Choice(&'static [&'static str]),
+    /// A count that takes only the listed values (`hz`: 100, 250, 300 or 1000).
+    Values(&'static [i64]),
 }
 
 impl Kind {
@@ -36,6 +38,7 @@ impl Kind {
             Kind::Kib { .. } => "KiB",
             Kind::Bool => "bool",
             Kind::Choice(_) => "mode",
+            Kind::Values(_) => "count",
         }
     }
     fn range(&self) -> (i64, i64) {
@@ -46,6 +49,7 @@ impl Kind {
             | Kind::Kib { min, max } => (min, max),
             Kind::Bool => (0, 1),
             Kind::Choice(names) => (0, names.len() as i64 - 1),
+            Kind::Values(vs) => (vs.iter().copied().min().unwrap_or(0), vs.iter().copied().max().unwrap_or(0)),
         }
     }
     /// Human description of the allowed values, for errors and `iosched schedulers`.
@@ -57,6 +61,7 @@ impl Kind {
             Kind::Kib { min, max } => format!("{}..={} KiB", fmt_min(min), fmt_max(max)),
             Kind::Bool => "0 or 1".to_string(),
             Kind::Choice(names) => names.join(" | "),
+            Kind::Values(vs) => vs.iter().map(i64::to_string).collect::<Vec<_>>().join(" | "),
         }
     }
     /// Format a stored value for display.
@@ -108,6 +113,9 @@ impl Spec {
     pub const fn choice(name: &'static str, names: &'static [&'static str], help: &'static str) -> Spec {
         Spec { name, kind: Kind::Choice(names), help }
     }
+    pub const fn values(name: &'static str, values: &'static [i64], help: &'static str) -> Spec {
+        Spec { name, kind: Kind::Values(values), help }
+    }
 
     /// Parse a user-written value and check its range.
     pub fn parse(&self, text: &str) -> Result<i64, TunableError> {
@@ -130,7 +138,7 @@ impl Spec {
             Kind::Millis { .. } => parse_millis(t).map_err(bad)?,
             Kind::Nanos { .. } => parse_nanos(t).map_err(bad)?,
             Kind::Kib { .. } => parse_kib(t).map_err(bad)?,
-            Kind::Count { .. } => parse_count(t).map_err(bad)?,
+            Kind::Count { .. } | Kind::Values(_) => parse_count(t).map_err(bad)?,
         };
         self.check(v)?;
         Ok(v)
@@ -139,7 +147,11 @@ impl Spec {
     /// Check a value against the range.
     pub fn check(&self, v: i64) -> Result<(), TunableError> {
         let (min, max) = self.kind.range();
-        if v < min || v > max {
+        let listed = match self.kind {
+            Kind::Values(vs) => vs.contains(&v),
+            _ => true,
+        };
+        if v < min || v > max || !listed {
             return Err(TunableError::OutOfRange {
                 name: self.name.to_string(),
                 value: self.kind.format(v),

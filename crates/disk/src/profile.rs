@@ -473,6 +473,11 @@ impl Ctx<'_> {
         };
         match parse_size(s) {
             Some(b) if b >= lo && b <= hi => Ok(b),
+            _ if s.trim().chars().all(|c| c.is_ascii_digit()) => Err(self.err(
+                v,
+                field,
+                format!("expected {what}, got \"{s}\" (a unit is required: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"),
+            )),
             _ => Err(self.err(v, field, format!("expected {what}, got \"{s}\""))),
         }
     }

@@ -316,6 +316,17 @@ impl Target {
         if opts.record {
             queue.start_recording();
         }
+        // A size that cannot fit the emulated disk is refused before a file is created
+        // or laid out (an existing target's size is checked once it is open, below).
+        if let (Some(m), Some(size)) = (&model, opts.size)
+            && size.div_ceil(512) > m.capacity_sectors()
+        {
+            return Err(Error(format!(
+                "{}: data area ({size} bytes) is larger than the emulated disk ({} bytes)",
+                path.display(),
+                m.capacity_sectors() * 512
+            )));
+        }
         let tf = target::open(path, opts.size, opts.force, opts.lay_out)?;
         if let Some(m) = &model {
             let need = tf.data_len / 512;

@@ -230,3 +230,34 @@ fn real_readmany_bounds_its_readers_and_writer_depth() {
         assert!(!t.0.exists(), "{flag} {value}: the target was created");
     }
 }
+
+/// A --size the emulated disk cannot hold is refused before the target is created.
+#[test]
+fn real_refuses_a_size_larger_than_the_emulated_disk_before_creating_the_target() {
+    let t = TempPath::new("too-big.img");
+    let profile = TempPath::new("tiny-null.toml");
+    std::fs::write(&profile.0, "name = \"tiny\"\nkind = \"null\"\n[null]\ncapacity = \"2MiB\"\n").unwrap();
+    let o = iosched(&[
+        "real",
+        "fio-like",
+        "--sched",
+        "noop",
+        "--target",
+        t.s(),
+        "--emulate",
+        profile.s(),
+        "--size",
+        "4M",
+        "--rw",
+        "randread",
+        "--runtime",
+        "1s",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("data area (4194304 bytes) is larger than the emulated disk (2097152 bytes)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!t.0.exists(), "the target was created");
+}

@@ -178,6 +178,7 @@ fn bad_input_gets_a_clear_error() {
             "-j 4294967296: out of range",
         ),
         (&["tiobench", "--disk", "nosuch.toml"][..], "nosuch.toml"),
+        (&["iozone", "-s", "1m", "-r", "4k", "-i", "0", "-z"][..], "-z shape auto mode"),
         (&["tiobench", "--sched", "deadline:fifo_batch=1,fifo_batch=2"][..], "`fifo_batch` is given twice"),
         (&["tiobench", "--sched", "deadline:fifo_batch=-1"][..], "--sched deadline:fifo_batch=-1: value -1"),
         (&["tiobench", "--sched", "deadline:queue_depth=2"][..], "exceeds the ide-2003 disk's queue depth of 1"),

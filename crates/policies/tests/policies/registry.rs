@@ -51,7 +51,14 @@ fn out_of_range_values_are_rejected_not_clamped() {
     let e = SchedSpec::parse("deadline:nr_requests=2").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("out of range") && e.contains("4..="), "{e}");
     let e = SchedSpec::parse("noop:hz=200").unwrap().build().err().unwrap().to_string();
-    assert!(e.contains("100, 250, 300 or 1000"), "{e}");
+    assert!(e.contains("allowed 100 | 250 | 300 | 1000"), "{e}");
+    // Below the smallest, the same list (not a 100..=1000 range that 200 would be in).
+    let e = SchedSpec::parse("noop:hz=99").unwrap().build().err().unwrap().to_string();
+    assert!(e.contains("allowed 100 | 250 | 300 | 1000"), "{e}");
+    // The tunable's list is the tick rates the time layer accepts.
+    let hz = iosched_core::QUEUE_TUNABLES.iter().find(|s| s.name == "hz").unwrap();
+    let iosched_core::tunable::Kind::Values(vs) = hz.kind else { panic!("hz is a list of values") };
+    assert_eq!(vs.iter().map(|&v| v as u32).collect::<Vec<_>>(), iosched_core::Hz::ALLOWED);
     let e = SchedSpec::parse("cfq:defer_slice_start=2").unwrap().build().err().unwrap().to_string();
     assert!(e.contains("0 or 1"), "{e}");
 }
