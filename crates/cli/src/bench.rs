@@ -1,7 +1,7 @@
 //! `iosched sysbench fileio`, `iosched iozone`, `iosched aio-stress` and `iosched compare`:
 //! the simulated benchmark tools with their own option names and output, and A/B studies.
 
-use crate::sim::{MachineArgs, Progress, specs};
+use crate::sim::{MachineArgs, Progress, specs, specs_fit};
 use iosched_core::Duration;
 use iosched_policies::SchedSpec;
 use iosched_workloads::aio_stress::{self, AioStressConfig, Stage};
@@ -135,6 +135,7 @@ pub fn sysbench(a: SysbenchArgs) -> Result<(), String> {
     let SysbenchTest::Fileio(a) = a.test;
     let specs = specs(&a.sched, &a.set)?;
     let m = machine(&a.machine)?;
+    specs_fit(&m, &specs)?;
     let mut cfg = SysbenchConfig::new(TestMode::parse(&a.file_test_mode)?, m.clone());
     cfg.file_num = a.file_num;
     cfg.file_total_size = parse_size(&a.file_total_size).map_err(|e| format!("--file-total-size: {e}"))?;
@@ -230,6 +231,7 @@ fn iozone_size(opt: &str, v: &str) -> Result<u64, String> {
 pub fn iozone(a: IozoneArgs) -> Result<(), String> {
     let specs = specs(&a.sched, &a.set)?;
     let m = machine(&a.machine)?;
+    specs_fit(&m, &specs)?;
     let opt = |o: &str, v: &Option<String>| v.as_deref().map(|v| iozone_size(o, v)).transpose();
     let mut cfg = if a.auto {
         if a.size.is_some() || a.record.is_some() {
@@ -326,6 +328,7 @@ fn aio_size(opt: &str, v: &str, unit: &str) -> Result<u64, String> {
 pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {
     let specs = specs(&a.sched, &a.set)?;
     let m = machine(&a.machine)?;
+    specs_fit(&m, &specs)?;
     let mut cfg = AioStressConfig::new(m.clone());
     cfg.file_size = aio_size("s", &a.size, "m")?;
     cfg.record = aio_size("r", &a.record, "k")?;

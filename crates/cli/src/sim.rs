@@ -83,6 +83,15 @@ pub fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
     Ok(v)
 }
 
+/// Check each spec against the machine's disk (a `queue_depth` or `max_sectors` beyond
+/// what the disk takes), naming --sched, before anything runs.
+pub fn specs_fit(m: &Machine, specs: &[SchedSpec]) -> Result<(), String> {
+    for s in specs {
+        m.queue(s).map_err(|e| format!("--sched {e}"))?;
+    }
+    Ok(())
+}
+
 fn parse_threads(s: &str) -> Result<Vec<u32>, String> {
     s.split(',')
         .map(|t| {
@@ -165,9 +174,7 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
         machine: a.machine.machine("ide-2003", "256M", "piii-1000")?,
     };
     cfg.validate(&threads)?;
-    for s in &specs {
-        cfg.machine.queue(s).map_err(|e| format!("--sched {e}"))?;
-    }
+    specs_fit(&cfg.machine, &specs)?;
     let p = Progress::new("tiobench");
     let records = tiobench::run_matrix(&specs, &threads, &cfg, &|d, t| p.tick(d, t, ""))?;
     p.finish();
@@ -257,9 +264,7 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     cfg.warmup = parse_duration(&a.warmup).map_err(|e| format!("--warmup: {e}"))?;
     cfg.tree_scale = a.tree_scale;
     cfg.vmstat = a.vmstat;
-    for s in &specs {
-        cfg.machine.queue(s).map_err(|e| format!("--sched {e}"))?;
-    }
+    specs_fit(&cfg.machine, &specs)?;
     let p = Progress::new("readmany");
     let results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;
     p.finish();

@@ -17,7 +17,8 @@
 //! 9000000 F                                          drain
 //! 9000000 T                                          timeout
 //! ```
-//! Lines starting with `#` are comments; `# key value` comments carry metadata.
+//! Lines starting with `#` are comments; `# key value` comments carry metadata (`# sched
+//! SPEC` at most once). A `# iosched trace vN` line must say v1.
 
 use crate::driver::Input;
 use crate::queue::Queue;
@@ -160,15 +161,16 @@ impl Trace {
             }
             if let Some(c) = line.strip_prefix('#') {
                 let c = c.trim();
-                if let Some(v) = c.strip_prefix("iosched trace") {
-                    if v.trim() != "v1" {
+                if let Some(v) = c.strip_prefix("iosched trace v") {
+                    if v.split_whitespace().next() != Some("1") {
                         let message = format!("this is a v1 parser; the file says `{c}`");
                         return Err(ParseError { line: n, field: "version", message });
                     }
                 } else if let Some((k, v)) = c.split_once(' ') {
-                    // `# sched …` and the like: a second one would be silently ignored.
-                    if t.meta(k).is_some() {
-                        let message = format!("a second `# {k}` line");
+                    // A second `# sched` would be silently ignored (the first wins); other
+                    // `# key …` lines are comments that may repeat.
+                    if k == "sched" && t.meta(k).is_some() {
+                        let message = "a second `# sched` line".to_string();
                         return Err(ParseError { line: n, field: "header", message });
                     }
                     t.meta.push((k.to_string(), v.trim().to_string()));
@@ -420,6 +422,9 @@ mod tests {
         assert_eq!((e.line, e.field), (1, "version"), "{e}");
         let e = Trace::parse("# sched deadline\n# sched noop\n").unwrap_err();
         assert_eq!((e.line, e.field), (2, "header"), "{e}");
+        // Other comments may repeat, and a comment may follow the version.
+        Trace::parse("# iosched trace v1 (from host A)\n# note a\n# note b\n# iosched traces are text\n10 U\n")
+            .unwrap();
         let e = Trace::parse("10 C 1 ok junk\n").unwrap_err();
         assert_eq!((e.line, e.field), (1, "record"), "{e}");
         let e = Trace::parse("10 X 1 2\n").unwrap_err();

@@ -130,7 +130,7 @@ pub fn info(p: &Profile) -> DiskInfo {
     let cap = p.capacity_sectors();
     let req = 256u32; // 128 KiB
     // 48 MiB after a 4 MiB warm-up, or as much of a smaller device as there is (profiles
-    // are at least 1 MiB: 8 commands).
+    // are at least 1 MiB, `MIN_CAPACITY_SECTORS`: 8 commands).
     let n_seq = (cap / req as u64).min(384) as usize;
     let warm = (n_seq / 12).clamp(1, 32);
     let seq_outer = sequential_rate(p, Op::Read, 0, req, n_seq, warm);

@@ -33,7 +33,9 @@ pub struct ProfileError {
 
 impl fmt::Display for ProfileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.line > 0 {
+        if self.file.is_empty() {
+            // Not about a file (an empty profile name).
+        } else if self.line > 0 {
             write!(f, "{}:{}: ", self.file, self.line)?;
         } else {
             write!(f, "{}: ", self.file)?;
@@ -181,6 +183,17 @@ pub fn builtin_source(name: &str) -> Option<&'static str> {
 /// Load a built-in profile by name, a TOML profile file by path, or a DiskSim `.parv`
 /// file by path.
 pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
+    if name_or_path.trim().is_empty() {
+        return Err(ProfileError {
+            file: String::new(),
+            line: 0,
+            field: None,
+            msg: format!(
+                "an empty profile name: expected a built-in profile ({}) or a profile file",
+                BUILTINS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
     if let Some(src) = builtin_source(name_or_path) {
         let mut p = parse_profile(src, &format!("profiles/{name_or_path}.toml"))?;
         p.origin = format!("builtin:{name_or_path}");
@@ -194,6 +207,17 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
             field: e.field,
             msg: e.msg,
         })?;
+        if params.capacity_sectors() < MIN_CAPACITY_SECTORS {
+            return Err(ProfileError {
+                file: name_or_path.to_owned(),
+                line: 0,
+                field: Some("capacity".into()),
+                msg: format!(
+                    "the model holds {} sectors; a disk needs at least 1 MiB ({MIN_CAPACITY_SECTORS} sectors)",
+                    params.capacity_sectors()
+                ),
+            });
+        }
         return Ok(Profile {
             name: params.name.clone(),
             description: format!("DiskSim model {}", path.display()),
@@ -216,9 +240,9 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
         },
     })?;
     let mut p = parse_profile(&src, name_or_path).map_err(|mut e| {
-        // Any name but .parv is read as TOML: say so when a DiskSim part (.model,
-        // .diskspecs) or another file was given.
-        if path.extension().is_none_or(|x| x != "toml") {
+        // Any name but .parv is read as TOML: when a DiskSim part (.model, .diskspecs) or
+        // another file does not even parse, say how it was read.
+        if e.field.is_none() && path.extension().is_none_or(|x| x != "toml") {
             e.msg.push_str(" (read as a TOML profile: a profile is a .toml file or a DiskSim .parv)");
         }
         e
@@ -473,7 +497,7 @@ impl Ctx<'_> {
         };
         match parse_size(s) {
             Some(b) if b >= lo && b <= hi => Ok(b),
-            _ if s.trim().chars().all(|c| c.is_ascii_digit()) => Err(self.err(
+            _ if !s.trim().is_empty() && s.trim().chars().all(|c| c.is_ascii_digit()) => Err(self.err(
                 v,
                 field,
                 format!("expected {what}, got \"{s}\" (a unit is required: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)"),
@@ -527,10 +551,32 @@ fn show_ns(ns: u64) -> String {
     iosched_core::time::format_duration(Duration::from_nanos(ns))
 }
 
-/// "8.9ms" → 8_900_000. Units: ns, us (µs), ms, s; exact (a time that is not a whole
-/// number of nanoseconds, or beyond `u64`, is `None`).
+/// The smallest device any profile may describe: 1 MiB.
+pub const MIN_CAPACITY_SECTORS: u64 = 2048;
+
+/// "8.9ms" → 8_900_000. Units: ns, us (µs), ms, s. Profiles hold measurements: a value
+/// is rounded to the nearest nanosecond ("4.1666667ms", "1e2us" are fine); a negative,
+/// non-finite or beyond-`u64` one is `None`.
 pub fn parse_duration_ns(s: &str) -> Option<u64> {
-    iosched_core::time::parse_time_nanos(s, None).and_then(|ns| u64::try_from(ns).ok())
+    let s = s.trim();
+    let (num, mul) = if let Some(n) = s.strip_suffix("ns") {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
+        (n, 1e3)
+    } else if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e6)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1e9)
+    } else {
+        return None;
+    };
+    let x: f64 = num.trim().parse().ok()?;
+    let ns = (x * mul).round();
+    // (u64::MAX as f64 rounds up to 2^64, which is already out of range.)
+    if !ns.is_finite() || ns < 0.0 || ns >= u64::MAX as f64 {
+        return None;
+    }
+    Some(ns as u64)
 }
 
 /// "128KiB" → 131072. Units: B, KB/MB/GB/TB (10³…), KiB/MiB/GiB/TiB (2¹⁰…).
@@ -881,6 +927,19 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
         field: Some("zones".into()),
         msg: e.0,
     })?;
+    // Like an SSD or a null device, at least 1 MiB (`disk info` measures with 128 KiB
+    // commands).
+    if layout.capacity() < MIN_CAPACITY_SECTORS {
+        return Err(ProfileError {
+            file: cx.file.into(),
+            line: cx.line(dsk.span().start),
+            field: Some("cylinders".into()),
+            msg: format!(
+                "the zones hold {} sectors; a disk needs at least 1 MiB ({MIN_CAPACITY_SECTORS} sectors)",
+                layout.capacity()
+            ),
+        });
+    }
     if let Some(c) = &d.capacity_sectors {
         let want = cx.int(&d.capacity_sectors, "capacity_sectors", 1, i64::MAX, None, (sec, at))? as u64;
         if want != layout.capacity() {
@@ -1025,6 +1084,12 @@ mod tests {
         assert_eq!(parse_duration_ns("250us"), Some(250_000));
         assert_eq!(parse_duration_ns("2s"), Some(2_000_000_000));
         assert_eq!(parse_duration_ns("5"), None);
+        // Measurements round to the nearest ns; out of range is refused, never clamped.
+        assert_eq!(parse_duration_ns("4.1666667ms"), Some(4_166_667));
+        assert_eq!(parse_duration_ns("1e2us"), Some(100_000));
+        assert_eq!(parse_duration_ns("99999999999s"), None);
+        assert_eq!(parse_duration_ns("-1ms"), None);
+        assert_eq!(parse_duration_ns("NaNms"), None);
         assert_eq!(parse_size("128KiB"), Some(131072));
         assert_eq!(parse_size("2MB"), Some(2_000_000));
         assert_eq!(parse_size("x"), None);

@@ -280,6 +280,12 @@ fn profile_errors_name_file_line_field_and_expectation() {
     assert!(profile_err(&bad).contains("field `rpm`: missing in [disk]"), "{}", profile_err(&bad));
     let e = load_profile("no-such-profile").unwrap_err().to_string();
     assert!(e.contains("not a built-in profile"), "{e}");
+    let e = load_profile("").unwrap_err().to_string();
+    assert!(e.starts_with("an empty profile name: expected a built-in profile"), "{e}");
+    let e = profile_err(&good.replace("name = \"ide-2003\"", "name = \"\""));
+    assert!(e.contains("field `name`: expected a non-empty name"), "{e}");
+    let e = profile_err(&good.replace("size = \"2MiB\"", "size = \"2097152\""));
+    assert!(e.contains("got \"2097152\" (a unit is required"), "{e}");
     // A null device under 1 MiB is refused like an SSD's (`disk info` measures with 128 KiB
     // commands and 4 KiB random ones).
     let null = iosched_disk::profile::builtin_source("null").unwrap();
@@ -298,6 +304,17 @@ fn disk_info_fits_its_measurements_on_a_small_device() {
         let i = iosched_disk::info::info(&p);
         assert!(i.seq_read_outer_mb_s > 0.0 && i.random_4k_read_iops_qd1 > 0.0, "{cap}: {i:?}");
     }
+    // A rotating disk's capacity comes from its geometry: under 1 MiB it is refused too
+    // (200 sectors panicked in disk info).
+    let ide = iosched_disk::profile::builtin_source("ide-2003").unwrap();
+    let tiny = ide
+        .replace("cylinders = 29800", "cylinders = 16")
+        .replace("zones = 16", "zones = 1")
+        .replace("surfaces = 4", "surfaces = 1")
+        .replace("outer_sectors_per_track = 527", "outer_sectors_per_track = 100")
+        .replace("inner_sectors_per_track = 316", "inner_sectors_per_track = 100");
+    let e = profile_err(&tiny);
+    assert!(e.contains("field `cylinders`: the zones hold 1600 sectors; a disk needs at least 1 MiB"), "{e}");
 }
 
 #[test]
@@ -309,6 +326,11 @@ fn a_profile_file_works_like_a_builtin() {
     let p = load_profile(path.to_str().unwrap()).unwrap();
     assert_eq!(p.name, "scsi-15k");
     assert_eq!(p.queue_depth(), 64);
+    // Any other name is read as TOML; when it does not parse, the error says so.
+    let model = dir.join("atlas10k.model");
+    std::fs::write(&model, "disksim_disk atlas10k {\n}\n").unwrap();
+    let e = load_profile(model.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("(read as a TOML profile: a profile is a .toml file or a DiskSim .parv)"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
     // A DiskSim model loads as a profile too.
     let parv = disksim::validation_dir().join("ibm18es.parv");

@@ -173,8 +173,8 @@ impl AioStressConfig {
     pub fn command_line(&self) -> String {
         let mut s = format!(
             "aio-stress -s {} -r {} -d {} -i {}",
-            size_arg(self.file_size),
-            size_arg(self.record),
+            size_arg(self.file_size, true),
+            size_arg(self.record, false),
             self.depth,
             self.io_iter
         );
@@ -250,9 +250,10 @@ impl GlibcRand {
 }
 
 /// A size as aio-stress's `parse_size` reads it back exactly, with its unit spelled out
-/// (a bare number is MiB after `-s` and KiB after `-r`): `4m`, `1500k` or `1500b`.
-fn size_arg(b: u64) -> String {
-    if b.is_multiple_of(MIB) {
+/// (a bare number is MiB after `-s` and KiB after `-r`): `4m` (with `mib`, the file size),
+/// `1500k` or `1500b`.
+fn size_arg(b: u64, mib: bool) -> String {
+    if mib && b.is_multiple_of(MIB) {
         format!("{}m", b / MIB)
     } else if b.is_multiple_of(1024) {
         format!("{}k", b >> 10)

@@ -189,7 +189,7 @@ impl IozoneConfig {
         if !self.tests.contains(&0) {
             return Err("-i 0 is required: the other tests read and write the file it creates".into());
         }
-        // (Bounded so that stride × record, in bytes, cannot overflow.)
+        // (Bounded so that stride × record stays inside u64 for records up to 4 GiB.)
         if !(1..=u32::MAX as u64).contains(&self.stride) {
             return Err(format!("-j {}: out of range: expected a stride of 1..={} records", self.stride, u32::MAX));
         }

@@ -229,6 +229,9 @@ fn real_readmany_bounds_its_readers_and_writer_depth() {
         assert!(stderr(&o).contains(expect), "{}", stderr(&o));
         assert!(!t.0.exists(), "{flag} {value}: the target was created");
     }
+    let o = iosched(&["real", "tiobench", "--target", t.s(), "--size", "4M", "--random", "2147483648"]);
+    assert!(stderr(&o).contains("--random 2147483648: out of range: expected 0..=2147483647"), "{}", stderr(&o));
+    assert!(!t.0.exists(), "--random: the target was created");
 }
 
 /// A --size the emulated disk cannot hold is refused before the target is created.
@@ -260,4 +263,18 @@ fn real_refuses_a_size_larger_than_the_emulated_disk_before_creating_the_target(
         stderr(&o)
     );
     assert!(!t.0.exists(), "the target was created");
+}
+
+/// A bad scheduler spec in a trace's header names the file and the line it stands on; one
+/// from --sched names the option.
+#[test]
+fn replay_names_where_a_bad_spec_came_from() {
+    let trace = TempPath::new("badsched.trace");
+    std::fs::write(&trace.0, "# iosched trace v1\n# sched deadline:fifo_batch=-1\n100 U\n").unwrap();
+    let o = iosched(&["replay", trace.s()]);
+    assert!(!o.status.success());
+    let want = format!("{}:2: `# sched`: value -1 for `fifo_batch` is out of range", trace.s());
+    assert!(stderr(&o).contains(&want), "{}", stderr(&o));
+    let o = iosched(&["replay", trace.s(), "--sched", "nosuch"]);
+    assert!(stderr(&o).contains("--sched: unknown scheduler `nosuch`"), "{}", stderr(&o));
 }

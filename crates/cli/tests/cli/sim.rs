@@ -132,6 +132,18 @@ fn readmany_reports_ratio_to_unloaded() {
     }
 }
 
+/// The text header names the tree as generated: a tiny scale still keeps a file in each
+/// top-level directory, so the header gives the files and bytes, not just the scale.
+#[test]
+fn readmany_header_names_the_tree_it_read() {
+    let o = iosched(&["readmany", "--sched", "as", "--background", "none", "--tree-scale", "0.00001"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let head = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert!(head.ends_with(", tree 12 files, 0.2 MB (--tree-scale 0.00001)"), "{head}");
+    let o = iosched(&["readmany", "--sched", "as", "--background", "none", "--tree-scale", "0.05"]);
+    assert!(stdout(&o).lines().next().unwrap_or_default().contains(" files, "), "{}", stdout(&o));
+}
+
 #[test]
 fn bad_input_gets_a_clear_error() {
     for (args, expect) in [
@@ -177,7 +189,13 @@ fn bad_input_gets_a_clear_error() {
             &["iozone", "-s", "1m", "-r", "4k", "-i", "0", "-i", "5", "-j", "4294967296"][..],
             "-j 4294967296: out of range",
         ),
-        (&["tiobench", "--disk", "nosuch.toml"][..], "nosuch.toml"),
+        (&["tiobench", "--disk", "nosuch.toml"][..], "--disk nosuch.toml: cannot read"),
+        (&["tiobench", "--disk", "nosuch"][..], "--disk nosuch: not a built-in profile"),
+        (&["tiobench", "--disk", ""][..], "--disk: expected a built-in profile name"),
+        (
+            &["iozone", "-s", "1m", "-r", "4k", "-i", "0", "--sched", "deadline:queue_depth=64"][..],
+            "--sched deadline:queue_depth=64: queue_depth 64 exceeds",
+        ),
         (&["iozone", "-s", "1m", "-r", "4k", "-i", "0", "-z"][..], "-z shape auto mode"),
         (&["tiobench", "--sched", "deadline:fifo_batch=1,fifo_batch=2"][..], "`fifo_batch` is given twice"),
         (&["tiobench", "--sched", "deadline:fifo_batch=-1"][..], "--sched deadline:fifo_batch=-1: value -1"),

@@ -74,6 +74,8 @@ fn script_errors_name_their_line() {
     assert!(e.line == 2 && e.to_string().contains("at most about 584 years"), "{e}");
     let e = err("sched noop\nat 1.5\n");
     assert!(e.line == 2 && e.to_string().contains("with a unit"), "{e}");
+    let e = err("sched noop\nat 1ms later\n");
+    assert!(e.line == 2 && e.to_string().contains("unexpected `later` after `at 1ms`"), "{e}");
     let e = err("sched noop\nunplug now\n");
     assert!(e.line == 2 && e.to_string().contains("unexpected `now` after `unplug`"), "{e}");
     let e = err("sched noop\narrive r1 read 0+8 owner=1 owner=2\n");

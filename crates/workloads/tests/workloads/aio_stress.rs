@@ -171,4 +171,6 @@ fn command_line_sizes_read_back_exactly() {
     c.file_size = 4100 * K;
     c.record = 1500;
     assert!(c.command_line().starts_with("aio-stress -s 4100k -r 1500b "), "{}", c.command_line());
+    c.record = M;
+    assert!(c.command_line().contains(" -r 1024k "), "{}", c.command_line());
 }
