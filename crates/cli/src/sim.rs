@@ -15,7 +15,7 @@ pub struct MachineArgs {
     /// [default: the command's machine, named at the top of this help].
     #[arg(long)]
     pub disk: Option<String>,
-    /// Memory (page cache, dirty limits): e.g. 256M [default: the command's machine].
+    /// Memory (page cache, dirty limits), 64M..=1T: e.g. 256M [default: the command's machine].
     #[arg(allow_hyphen_values = true, long)]
     pub mem: Option<String>,
     /// CPU profile: piii-1000, p4-2000 or p4-ht [default: the command's machine].

@@ -206,11 +206,13 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
                 });
             };
             let (k, v) = split_kv(item, text)?;
-            if last.settings.iter().any(|(k0, _)| *k0 == k) {
-                return Err(TunableError::Syntax {
-                    spec: text.into(),
-                    expected: format!("each setting once in a scheduler's list; `{k}` is given twice"),
-                });
+            if let Some((k0, _)) = last.settings.iter().find(|(k0, _)| same_knob(k0, &k)) {
+                let expected = if *k0 == k {
+                    format!("each setting once in a scheduler's list; `{k}` is given twice")
+                } else {
+                    format!("one of `{k0}` and `{k}`: they set the same knob in different units")
+                };
+                return Err(TunableError::Syntax { spec: text.into(), expected });
             }
             last.settings.push((k, v));
             last.text.push(',');
@@ -235,6 +237,13 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
         return Err(TunableError::Syntax { spec: text.into(), expected: "at least one scheduler name".into() });
     }
     Ok(out)
+}
+
+/// Two setting names for one knob: the same name, or the sysfs pairs that differ only in
+/// unit (`max_sectors` / `max_sectors_kb`, BFQ's `slice_idle` / `slice_idle_us`).
+fn same_knob(a: &str, b: &str) -> bool {
+    const PAIRS: [(&str, &str); 2] = [("max_sectors", "max_sectors_kb"), ("slice_idle", "slice_idle_us")];
+    a == b || PAIRS.iter().any(|&(x, y)| (a == x && b == y) || (a == y && b == x))
 }
 
 fn split_kv(item: &str, whole: &str) -> Result<(String, String), TunableError> {

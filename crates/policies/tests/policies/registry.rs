@@ -86,6 +86,15 @@ fn list_syntax_errors_are_clear() {
     assert!(parse_list("").is_err());
     assert!(parse_list("as,,deadline").unwrap_err().to_string().contains("empty"));
     assert!(parse_list("as:antic_expire").unwrap_err().to_string().contains("key=value"));
+    // One knob once per spec: the same name twice, or two names for it in other units.
+    let e = parse_list("deadline:fifo_batch=1,fifo_batch=2").unwrap_err().to_string();
+    assert!(e.contains("`fifo_batch` is given twice"), "{e}");
+    let e = parse_list("bfq:slice_idle=5,slice_idle_us=100").unwrap_err().to_string();
+    assert!(e.contains("one of `slice_idle` and `slice_idle_us`"), "{e}");
+    let e = parse_list("deadline:max_sectors_kb=64,max_sectors=128").unwrap_err().to_string();
+    assert!(e.contains("one of `max_sectors_kb` and `max_sectors`"), "{e}");
+    // The same name in two schedulers of a list is fine.
+    parse_list("deadline:fifo_batch=1,as:nr_requests=64,cfq:quantum=4,deadline:fifo_batch=2").unwrap();
 }
 
 /// `--set` settings show in the spec's label, so a report names what actually ran.
