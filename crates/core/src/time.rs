@@ -133,18 +133,26 @@ pub fn format_duration(d: Duration) -> String {
 /// of nanoseconds. Exact (no floating point): `0.1s` is 100,000,000 ns, never 99,999,999.
 pub fn parse_time_nanos(t: &str, bare: Option<u128>) -> Option<u128> {
     let t = t.trim();
-    let (num, scale): (&str, u128) = if let Some(n) = t.strip_suffix("ns") {
-        (n, 1)
-    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
-        (n, 1_000)
-    } else if let Some(n) = t.strip_suffix("ms") {
-        (n, 1_000_000)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1_000_000_000)
-    } else {
-        (t, bare?)
+    let (num, scale) = match split_time_unit(t) {
+        Some((n, ns)) => (n, ns as u128),
+        None => (t, bare?),
     };
     parse_scaled(num.trim(), scale)
+}
+
+/// Split a time's unit off (`ns`, `us` or `µs`, `ms`, `s`): the number's text and the
+/// nanoseconds per unit; `None` without one of those units.
+pub fn split_time_unit(t: &str) -> Option<(&str, u64)> {
+    let t = t.trim();
+    if let Some(n) = t.strip_suffix("ns") {
+        Some((n, 1))
+    } else if let Some(n) = t.strip_suffix("us").or_else(|| t.strip_suffix("µs")) {
+        Some((n, 1_000))
+    } else if let Some(n) = t.strip_suffix("ms") {
+        Some((n, 1_000_000))
+    } else {
+        t.strip_suffix('s').map(|n| (n, 1_000_000_000))
+    }
 }
 
 /// Parse a non-negative decimal number and multiply by `scale`, requiring an exact integer.

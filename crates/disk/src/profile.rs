@@ -558,20 +558,9 @@ pub const MIN_CAPACITY_SECTORS: u64 = 2048;
 /// is rounded to the nearest nanosecond ("4.1666667ms", "1e2us" are fine); a negative,
 /// non-finite or beyond-`u64` one is `None`.
 pub fn parse_duration_ns(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mul) = if let Some(n) = s.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix("us").or_else(|| s.strip_suffix("µs")) {
-        (n, 1e3)
-    } else if let Some(n) = s.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1e9)
-    } else {
-        return None;
-    };
+    let (num, per_unit) = iosched_core::time::split_time_unit(s)?;
     let x: f64 = num.trim().parse().ok()?;
-    let ns = (x * mul).round();
+    let ns = (x * per_unit as f64).round();
     // (u64::MAX as f64 rounds up to 2^64, which is already out of range.)
     if !ns.is_finite() || ns < 0.0 || ns >= u64::MAX as f64 {
         return None;
