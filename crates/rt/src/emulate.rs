@@ -16,7 +16,10 @@ use iosched_disk::Device;
 /// Load a disk model by profile name or path; `seed` fixes the spindle's starting angle.
 /// Also says whether the modelled disk rotates (the queue's `rotational` flag).
 pub fn load(profile: &str, seed: u64) -> Result<(Box<dyn Device + Send>, bool), Error> {
-    let p = iosched_disk::load_profile(profile).map_err(|e| Error(format!("--emulate {profile}: {e}")))?;
+    // The error names the profile or file (and line) itself; an empty name has none.
+    let p = iosched_disk::load_profile(profile).map_err(|e| {
+        Error(if profile.trim().is_empty() { format!("--emulate: {e}") } else { format!("--emulate {e}") })
+    })?;
     let rotational = matches!(p.kind, iosched_disk::profile::ProfileKind::Hdd(_));
     Ok((p.build_boxed(seed), rotational))
 }

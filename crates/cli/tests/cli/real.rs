@@ -263,6 +263,10 @@ fn real_refuses_a_size_larger_than_the_emulated_disk_before_creating_the_target(
         stderr(&o)
     );
     assert!(!t.0.exists(), "the target was created");
+    // An unknown profile is named once, after the option.
+    let o = iosched(&["real", "fio-like", "--target", t.s(), "--emulate", "nosuch", "--size", "4M"]);
+    assert!(stderr(&o).contains("--emulate nosuch: not a built-in profile"), "{}", stderr(&o));
+    assert!(!t.0.exists(), "the target was created");
 }
 
 /// A bad scheduler spec in a trace's header names the file and the line it stands on; one
