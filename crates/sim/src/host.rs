@@ -497,6 +497,8 @@ pub struct SimStats {
     /// Pages reclaim wrote back (`writepage` from `shrink_list`), by kswapd and by tasks.
     pub kswapd_paged_out: u64,
     pub direct_paged_out: u64,
+    /// Direct-reclaim passes that freed too little and woke pdflush (`wakeup_bdflush`).
+    pub bdflush_wakeups: u64,
 }
 
 /// Settings of a simulation run.
@@ -1781,6 +1783,7 @@ impl Sim {
     /// `wakeup_bdflush(nr_pages)`: background writeback of at least `min_pages` pages,
     /// below the background threshold too (direct reclaim asks for what it scanned).
     fn wakeup_bdflush(&mut self, min_pages: u64) {
+        self.stats.bdflush_wakeups += 1;
         self.background_writeout(min_pages as i64);
     }
 

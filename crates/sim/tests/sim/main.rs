@@ -350,3 +350,46 @@ fn an_fsync_writes_its_own_inode_block_and_does_not_wait_for_other_files() {
         assert!(done_by(s.fs.sector(ib), 0.0, t1), "writer 0's indirect block was not on disk when its fsync returned");
     }
 }
+
+/// `wakeup_bdflush`: on 2.5, a direct-reclaim pass that frees too little because it met
+/// dirty pages wakes pdflush for what it scanned, below the background threshold too.
+/// Dirty a file (under the 10 % background threshold and well inside the 30 s expiry, so
+/// neither balance_dirty_pages nor kupdate writes it), then stream a file twice the cache:
+/// reclaim meets the dirty pages, and pdflush queues writes of them. Without the dirty
+/// file no pass comes up short.
+#[test]
+fn direct_reclaim_that_meets_dirty_pages_wakes_pdflush_on_2_5() {
+    let run = |dirty: u64| {
+        let mut s = sim(64, true, false);
+        let d = s.fs.mkdir(s.fs.root(), "d");
+        let w = s.fs.create(d, "w");
+        let pages = s.cache.capacity() * 2;
+        let r = s.fs.create_with_size(d, "r", pages * 4096);
+        let mut script = vec![SysOp::Open { file: w }];
+        script.extend((0..dirty / 65536).map(|i| SysOp::Write { file: w, offset: i * 65536, len: 65536 }));
+        script.push(SysOp::Open { file: r });
+        script.extend((0..pages / 32).map(|i| SysOp::Read { file: r, offset: i * 131072, len: 131072 }));
+        run_script(&mut s, script);
+        assert!(s.now < Instant::from_secs(30), "ran to {}: kupdate could have written the file", s.now);
+        // Owners of the pdflush threads (made before any task of ours).
+        let pdflush: Vec<u64> =
+            (0..4).map(TaskId).filter(|&t| s.task_name(t).starts_with("pdflush")).map(|t| s.task_owner(t).0).collect();
+        assert!(!pdflush.is_empty(), "no pdflush threads found");
+        // Trace lines: "8,0 0 <id> <secs> <owner> <Q|D|C|…> <R|W|WS> <sector> + <len> [<owner>]".
+        let by_pdflush = s
+            .trace
+            .take()
+            .unwrap()
+            .iter()
+            .filter(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w[5] == "Q" && w[6].starts_with('W') && pdflush.contains(&w[4].parse().unwrap())
+            })
+            .count();
+        (s.stats.bdflush_wakeups, by_pdflush)
+    };
+    let (wakeups, by_pdflush) = run(4 << 20);
+    assert!(wakeups > 0, "no direct-reclaim pass woke pdflush");
+    assert!(by_pdflush > 0, "{wakeups} wakeups, but pdflush queued no write");
+    assert_eq!(run(0), (0, 0), "clean pages alone never leave a pass short, and nothing is written");
+}
