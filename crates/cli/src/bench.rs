@@ -219,20 +219,11 @@ pub struct IozoneArgs {
     pub machine: MachineArgs,
 }
 
-/// iozone's size arguments: KiB by default, or with a k/m/g unit.
-fn iozone_size(opt: &str, v: &str) -> Result<u64, String> {
-    let t = v.trim();
-    let r = if t.chars().all(|c| c.is_ascii_digit()) { format!("{t}k") } else { t.to_string() };
-    // Quote what the user typed, not the unit we added.
-    parse_size(&r)
-        .map_err(|e| format!("-{opt}: {} (a bare number is KiB)", e.replace(&format!("`{r}`"), &format!("`{t}`"))))
-}
-
 pub fn iozone(a: IozoneArgs) -> Result<(), String> {
     let specs = specs(&a.sched, &a.set)?;
     let m = machine(&a.machine)?;
     specs_fit(&m, &specs)?;
-    let opt = |o: &str, v: &Option<String>| v.as_deref().map(|v| iozone_size(o, v)).transpose();
+    let opt = |o: &str, v: &Option<String>| v.as_deref().map(|v| bare_unit_size(o, v, "k")).transpose();
     let mut cfg = if a.auto {
         if a.size.is_some() || a.record.is_some() {
             return Err("-a with -s or -r: auto mode chooses the sizes; use -n/-g and -y/-q to bound them".into());
@@ -314,11 +305,12 @@ pub struct AioStressArgs {
     pub machine: MachineArgs,
 }
 
-/// aio-stress's `parse_size`: a number in `unit` bytes, or with a k/m/g/b suffix.
-fn aio_size(opt: &str, v: &str, unit: &str) -> Result<u64, String> {
+/// A size option of a tool whose bare numbers are in `unit` (`k` or `m`): iozone's (KiB),
+/// aio-stress's `parse_size` (MiB for -s, KiB for -r). Errors quote what was typed, not the
+/// unit added to it.
+fn bare_unit_size(opt: &str, v: &str, unit: &str) -> Result<u64, String> {
     let t = v.trim();
     let r = if t.chars().all(|c| c.is_ascii_digit()) { format!("{t}{unit}") } else { t.to_string() };
-    // Quote what the user typed, not the unit we added.
     parse_size(&r).map_err(|e| {
         let bare = if unit == "m" { "MiB" } else { "KiB" };
         format!("-{opt}: {} (a bare number is {bare})", e.replace(&format!("`{r}`"), &format!("`{t}`")))
@@ -330,8 +322,8 @@ pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {
     let m = machine(&a.machine)?;
     specs_fit(&m, &specs)?;
     let mut cfg = AioStressConfig::new(m.clone());
-    cfg.file_size = aio_size("s", &a.size, "m")?;
-    cfg.record = aio_size("r", &a.record, "k")?;
+    cfg.file_size = bare_unit_size("s", &a.size, "m")?;
+    cfg.record = bare_unit_size("r", &a.record, "k")?;
     cfg.depth = a.depth;
     cfg.io_iter = a.io_iter;
     cfg.threads = a.threads;

@@ -212,10 +212,7 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
                 file: name_or_path.to_owned(),
                 line: 0,
                 field: Some("capacity".into()),
-                msg: format!(
-                    "the model holds {} sectors; a disk needs at least 1 MiB ({MIN_CAPACITY_SECTORS} sectors)",
-                    params.capacity_sectors()
-                ),
+                msg: too_small("the model holds", params.capacity_sectors()),
             });
         }
         return Ok(Profile {
@@ -553,6 +550,12 @@ fn show_ns(ns: u64) -> String {
 
 /// The smallest device any profile may describe: 1 MiB.
 pub const MIN_CAPACITY_SECTORS: u64 = 2048;
+
+/// Why a rotating disk whose geometry holds `sectors` is refused (`holds`: "the zones
+/// hold", "the model holds"): under [`MIN_CAPACITY_SECTORS`].
+fn too_small(holds: &str, sectors: u64) -> String {
+    format!("{holds} {sectors} sectors; a disk needs at least 1 MiB ({MIN_CAPACITY_SECTORS} sectors)")
+}
 
 /// "8.9ms" → 8_900_000. Units: ns, us (µs), ms, s. Profiles hold measurements: a value
 /// is rounded to the nearest nanosecond ("4.1666667ms", "1e2us" are fine); a negative,
@@ -923,10 +926,7 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
             file: cx.file.into(),
             line: cx.line(dsk.span().start),
             field: Some("cylinders".into()),
-            msg: format!(
-                "the zones hold {} sectors; a disk needs at least 1 MiB ({MIN_CAPACITY_SECTORS} sectors)",
-                layout.capacity()
-            ),
+            msg: too_small("the zones hold", layout.capacity()),
         });
     }
     if let Some(c) = &d.capacity_sectors {

@@ -316,29 +316,21 @@ impl Target {
         if opts.record {
             queue.start_recording();
         }
-        // A size that cannot fit the emulated disk is refused before a file is created
-        // or laid out (an existing target's size is checked once it is open, below).
-        if let (Some(m), Some(size)) = (&model, opts.size)
-            && size.div_ceil(512) > m.capacity_sectors()
-        {
-            return Err(Error(format!(
-                "{}: data area ({size} bytes) is larger than the emulated disk ({} bytes)",
+        // The data area must fit the emulated disk: a --size is checked before a file is
+        // created or laid out, an existing target's size once it is open.
+        let fits = |bytes: u64| match &model {
+            Some(m) if bytes.div_ceil(512) > m.capacity_sectors() => Err(Error(format!(
+                "{}: data area ({bytes} bytes) is larger than the emulated disk ({} bytes)",
                 path.display(),
                 m.capacity_sectors() * 512
-            )));
+            ))),
+            _ => Ok(()),
+        };
+        if let Some(size) = opts.size {
+            fits(size)?;
         }
         let tf = target::open(path, opts.size, opts.force, opts.lay_out)?;
-        if let Some(m) = &model {
-            let need = tf.data_len / 512;
-            if need > m.capacity_sectors() {
-                return Err(Error(format!(
-                    "{}: data area ({} bytes) is larger than the emulated disk ({} bytes)",
-                    path.display(),
-                    tf.data_len,
-                    m.capacity_sectors() * 512
-                )));
-            }
-        }
+        fits(tf.data_len)?;
         // The backend is built on the dispatcher thread: an io_uring ring set up with
         // SINGLE_ISSUER belongs to the thread that creates it.
         let (tx, rx) = channel();

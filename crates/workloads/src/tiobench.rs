@@ -62,12 +62,7 @@ impl TiobenchConfig {
         if threads.is_empty() || threads.contains(&0) {
             return Err("--threads: expected a list of positive thread counts".into());
         }
-        if self.random > RANDOM_MAX {
-            return Err(format!(
-                "--random {}: out of range: expected 0..={RANDOM_MAX} (tiotest's -r is a C int)",
-                self.random
-            ));
-        }
+        check_random(self.random)?;
         for &n in threads {
             if self.size / (1 << 20) / n as u64 == 0 {
                 return Err(format!(
@@ -83,6 +78,14 @@ impl TiobenchConfig {
 
 /// The largest `--random`: tiotest 0.3.3 keeps its operation count in a C `int`.
 pub const RANDOM_MAX: u64 = i32::MAX as u64;
+
+/// `--random` within tiotest's range (the simulated and the real tiobench share it).
+pub fn check_random(random: u64) -> Result<(), String> {
+    if random > RANDOM_MAX {
+        return Err(format!("--random {random}: out of range: expected 0..={RANDOM_MAX} (tiotest's -r is a C int)"));
+    }
+    Ok(())
+}
 
 /// One phase's raw measurements (summed over threads, as tiotest's terse line).
 #[derive(Clone, Debug, Default, Serialize)]

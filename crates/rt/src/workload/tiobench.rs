@@ -66,13 +66,7 @@ impl Config {
         if self.size_mb == 0 {
             return Err(Error("--size: expected at least 1 MiB".into()));
         }
-        let max = iosched_workloads::tiobench::RANDOM_MAX;
-        if self.random_ops > max {
-            return Err(Error(format!(
-                "--random {}: out of range: expected 0..={max} (tiotest's -r is a C int)",
-                self.random_ops
-            )));
-        }
+        iosched_workloads::tiobench::check_random(self.random_ops).map_err(Error)?;
         if self.size_mb < self.threads as u64 {
             // As the simulated tiobench: each thread's file is size/threads whole MiB.
             return Err(Error(format!(
