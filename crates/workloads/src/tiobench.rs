@@ -62,7 +62,7 @@ impl TiobenchConfig {
         if threads.is_empty() || threads.contains(&0) {
             return Err("--threads: expected a list of positive thread counts".into());
         }
-        check_random(self.random)?;
+        check_random(self.random, threads)?;
         for &n in threads {
             if self.size / (1 << 20) / n as u64 == 0 {
                 return Err(format!(
@@ -79,10 +79,22 @@ impl TiobenchConfig {
 /// The largest `--random`: tiotest 0.3.3 keeps its operation count in a C `int`.
 pub const RANDOM_MAX: u64 = i32::MAX as u64;
 
-/// `--random` within tiotest's range (the simulated and the real tiobench share it).
-pub fn check_random(random: u64) -> Result<(), String> {
+/// `--random` within tiotest's range, and at least one random operation for each thread
+/// of every count in `threads` (the thread counts that run a random phase; the simulated
+/// and the real tiobench share this). tiobench.pl hands each thread `int(random /
+/// threads)`: with fewer operations than threads a random phase does nothing, and its row
+/// would divide by a time of nothing (tiobench.pl itself dies on that division).
+pub fn check_random(random: u64, threads: &[u32]) -> Result<(), String> {
     if random > RANDOM_MAX {
         return Err(format!("--random {random}: out of range: expected 0..={RANDOM_MAX} (tiotest's -r is a C int)"));
+    }
+    if let Some(&n) = threads.iter().max()
+        && random < n as u64
+    {
+        return Err(format!(
+            "--random {random} over {n} threads: each thread does int({random} / {n}) = 0 random operations \
+             (tiobench.pl splits --random over the threads); expected at least {n}"
+        ));
     }
     Ok(())
 }

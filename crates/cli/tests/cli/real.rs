@@ -232,6 +232,26 @@ fn real_readmany_bounds_its_readers_and_writer_depth() {
     let o = iosched(&["real", "tiobench", "--target", t.s(), "--size", "4M", "--random", "2147483648"]);
     assert!(stderr(&o).contains("--random 2147483648: out of range: expected 0..=2147483647"), "{}", stderr(&o));
     assert!(!t.0.exists(), "--random: the target was created");
+    // A random phase needs an operation per thread; without one, `--random 0` is fine.
+    let o = iosched(&["real", "tiobench", "--target", t.s(), "--size", "4M", "--threads", "4", "--random", "3"]);
+    assert!(stderr(&o).contains("--random 3 over 4 threads: each thread does int(3 / 4) = 0"), "{}", stderr(&o));
+    assert!(!t.0.exists(), "--random 3: the target was created");
+    let o = iosched(&[
+        "real",
+        "tiobench",
+        "--target",
+        t.s(),
+        "--size",
+        "4M",
+        "--threads",
+        "4",
+        "--random",
+        "0",
+        "--phases",
+        "seq_write,seq_read",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 /// A --size the emulated disk cannot hold is refused before the target is created.

@@ -164,6 +164,12 @@ fn bad_input_gets_a_clear_error() {
         // Counts past what the benchmark itself holds are refused, not run until memory
         // or time runs out (or, for a seed, wrapped round).
         (&["tiobench", "--random", "2147483648"][..], "--random 2147483648: out of range: expected 0..=2147483647"),
+        // Fewer random operations than threads: every thread would do none, and the
+        // random rows would divide by nothing.
+        (
+            &["tiobench", "--threads", "4,32", "--random", "16"][..],
+            "--random 16 over 32 threads: each thread does int(16 / 32) = 0 random operations",
+        ),
         (&["sysbench", "fileio", "--file-test-mode", "rndrd", "--threads", "4097"][..], "expected 1..=4096"),
         (&["sysbench", "fileio", "--file-test-mode", "rndrd", "--time", "2147483648"][..], "--time 2147483648"),
         (

@@ -66,7 +66,9 @@ impl Config {
         if self.size_mb == 0 {
             return Err(Error("--size: expected at least 1 MiB".into()));
         }
-        iosched_workloads::tiobench::check_random(self.random_ops).map_err(Error)?;
+        let random_phase = self.phases.iter().any(|p| p.is_random());
+        let threads: &[u32] = if random_phase { std::slice::from_ref(&self.threads) } else { &[] };
+        iosched_workloads::tiobench::check_random(self.random_ops, threads).map_err(Error)?;
         if self.size_mb < self.threads as u64 {
             // As the simulated tiobench: each thread's file is size/threads whole MiB.
             return Err(Error(format!(
