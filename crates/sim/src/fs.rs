@@ -6,8 +6,11 @@
 //!   groups, as the Orlov allocator does for directories under the root); a directory's
 //!   files get inodes and data in the directory's group.
 //! - Blocks are allocated when a file is written (ext2 has no delayed allocation), at the
-//!   goal "the block after the file's last block", with 8-block preallocation; a file's
-//!   indirect blocks are allocated inline, just before the data they map, as ext2 does.
+//!   goal "the block after the file's last block" — for a file's first block, its group's
+//!   start, plus on 2.6 the writing task's *colour* (`pid % 16` sixteenths of the group) —
+//!   with 8-block preallocation and ext2's search when the goal is taken (`grab_block`); a
+//!   file's indirect blocks are allocated inline, just before the data they map, as ext2
+//!   does.
 //! - Reading a file needs its inode (the inode-table block) and, past the 12 direct blocks,
 //!   its indirect blocks: these are metadata blocks read through the block-device cache.
 //!
@@ -181,6 +184,11 @@ pub struct Fs {
     files: Vec<File>,
     dirs: Vec<Dir>,
     next_top_group: u64,
+    /// The pid of the task that builds file sets and directories outside a simulation
+    /// (`create_with_size`, `mkdir`, `create`: the `tar` or `prepare` step).
+    setup_pid: u32,
+    /// Colour first blocks by pid ([`Fs::colour_goal`]); off, they aim at the group's start.
+    colour: bool,
 }
 
 impl Fs {
@@ -203,10 +211,12 @@ impl Fs {
             files: Vec::new(),
             dirs: Vec::new(),
             next_top_group: 0,
+            setup_pid: 0,
+            colour: false,
         };
         // The root directory lives in group 0.
         let inode = fs.alloc_inode(0);
-        let block = fs.alloc_near(0).expect("empty filesystem has room");
+        let block = fs.new_block(0).expect("empty filesystem has room");
         fs.dirs.push(Dir {
             name: String::new(),
             parent: None,
@@ -230,6 +240,17 @@ impl Fs {
         );
         let blocks = (capacity_sectors - PARTITION_OFFSET) / SECTORS_PER_BLOCK;
         Fs::new(PARTITION_OFFSET, blocks)
+    }
+
+    /// Set the pid of the task that builds directories and file sets outside a simulation
+    /// (it chooses where their first blocks go; see [`Fs::colour_goal`]).
+    pub fn set_setup_pid(&mut self, pid: u32) {
+        self.setup_pid = pid;
+    }
+
+    /// Colour first blocks by the allocating task's pid (2.6 ext2) or not (2.4 ext2).
+    pub fn set_colour(&mut self, on: bool) {
+        self.colour = on;
     }
 
     pub fn root(&self) -> DirId {
@@ -287,35 +308,91 @@ impl Fs {
         (block / BLOCKS_PER_GROUP) * BLOCKS_PER_GROUP + 2
     }
 
-    /// Allocate one free block at `goal` or the first free one after it (wrapping).
-    fn alloc_near(&mut self, goal: u64) -> Option<u64> {
+    /// The goal of a file's (or directory's) first block, `ext2_find_near` with no block
+    /// before it: the start of the inode's group, plus — with colouring on (2.6 ext2, at
+    /// least 2.6.13 to 2.6.23) — the allocating task's colour, `(pid % 16) *
+    /// blocks_per_group / 16`, so that files that tasks write at the same time start apart.
+    fn colour_goal(&self, group: u64, pid: u32) -> u64 {
+        let colour = if self.colour { (pid as u64 % 16) * (BLOCKS_PER_GROUP / 16) } else { 0 };
+        group * BLOCKS_PER_GROUP + colour
+    }
+
+    /// The first free block at or after `b` (any group).
+    fn first_free_from(&self, b: u64) -> Option<u64> {
+        if self.is_free(b) {
+            return Some(b);
+        }
+        self.free.range(b..).next().map(|(&s, _)| s)
+    }
+
+    /// `grab_block` (2.4 to 2.6.23 `fs/ext2/balloc.c`) in group `g`: the goal if it is
+    /// free; else — unless the goal is the group's first block — the next free block before
+    /// the goal's next 64-block boundary; else the first wholly free, 8-aligned run of 8
+    /// blocks from there on (a zero byte of the bitmap), moved back to where its free
+    /// stretch starts; else the first free block from there on in the group.
+    fn grab_block(&self, g: u64, goal: u64) -> Option<u64> {
+        let gs = g * BLOCKS_PER_GROUP;
+        let ge = ((g + 1) * BLOCKS_PER_GROUP).min(self.total_blocks);
+        if self.is_free(goal) {
+            return Some(goal);
+        }
+        let mut from = goal;
+        if goal > gs {
+            let k = (gs + (goal - gs).next_multiple_of(64)).min(ge);
+            if let Some(b) = self.first_free_from(goal).filter(|&b| b < k) {
+                return Some(b);
+            }
+            from = k;
+        }
+        // A zero byte: the free extents from `from` on (the one holding `from` first).
+        let first = self.free.range(..=from).next_back().filter(|&(&s, &l)| from < s + l).map_or(from, |(&s, _)| s);
+        for (&s, &l) in self.free.range(first..) {
+            if s >= ge {
+                break;
+            }
+            let q = gs + (s.max(from) - gs).next_multiple_of(8);
+            if q + 8 <= (s + l).min(ge) {
+                // Free extents are maximal, so the stretch holding `q` starts at `s`.
+                return Some(s.max(gs));
+            }
+        }
+        self.first_free_from(from).filter(|&b| b < ge)
+    }
+
+    /// Allocate a block as `ext2_new_block` (2.4 to 2.6.23) searches: `grab_block` in the
+    /// goal's group from the goal on, then in each following group from its start, round
+    /// to the goal's group again.
+    fn new_block(&mut self, goal: u64) -> Option<u64> {
         let goal = goal.min(self.total_blocks.saturating_sub(1));
-        // The extent containing goal, or the next one, or the first.
-        let found = self
-            .free
-            .range(..=goal)
-            .next_back()
-            .filter(|&(&s, &l)| goal < s + l)
-            .map(|(&s, _)| (s, goal))
-            .or_else(|| self.free.range(goal..).next().map(|(&s, _)| (s, s)))
-            .or_else(|| self.free.iter().next().map(|(&s, _)| (s, s)));
-        let (start, at) = found?;
-        let len = self.free.remove(&start).unwrap();
-        if at > start {
-            self.free.insert(start, at - start);
+        let n = self.groups.len() as u64;
+        let g0 = goal / BLOCKS_PER_GROUP;
+        let b = self.grab_block(g0, goal).or_else(|| {
+            (1..=n).find_map(|i| {
+                let g = (g0 + i) % n;
+                self.grab_block(g, g * BLOCKS_PER_GROUP)
+            })
+        })?;
+        self.take_free(b);
+        Some(b)
+    }
+
+    /// Mark free block `b` used.
+    fn take_free(&mut self, b: u64) {
+        let (&start, &len) = self.free.range(..=b).next_back().filter(|&(&s, &l)| b < s + l).expect("block is free");
+        self.free.remove(&start);
+        if b > start {
+            self.free.insert(start, b - start);
         }
-        let end = start + len;
-        if at + 1 < end {
-            self.free.insert(at + 1, end - at - 1);
+        if b + 1 < start + len {
+            self.free.insert(b + 1, start + len - b - 1);
         }
-        Some(at)
     }
 
     /// Allocate up to `want` contiguous free blocks starting at `goal` or the first free
     /// block after it (wrapping): what block-at-a-time allocation with preallocation
     /// produces for a file written in one go, in one step.
     fn alloc_run_near(&mut self, goal: u64, want: u64) -> Option<(u64, u64)> {
-        let at = self.alloc_near(goal)?;
+        let at = self.new_block(goal)?;
         let mut len = 1;
         if len < want
             && let Some(&l) = self.free.get(&(at + 1))
@@ -345,7 +422,7 @@ impl Fs {
             self.dirs[parent.0 as usize].group
         };
         let inode = self.alloc_inode(group);
-        let block = self.alloc_near(group * BLOCKS_PER_GROUP).expect("filesystem full");
+        let block = self.new_block(self.colour_goal(group, self.setup_pid)).expect("filesystem full");
         let id = DirId(self.dirs.len() as u32);
         self.dirs.push(Dir {
             name: name.to_string(),
@@ -379,10 +456,11 @@ impl Fs {
         });
         let d = &mut self.dirs[dir.0 as usize];
         d.files.push(id);
-        // A directory block holds ~128 entries of 32 bytes.
+        // A directory block holds ~128 entries of 32 bytes; a new one goes after the
+        // directory's last block, as a file's would.
         if d.files.len().is_multiple_of(128) {
-            let g = d.group * BLOCKS_PER_GROUP;
-            let b = self.alloc_near(g).expect("filesystem full");
+            let goal = d.blocks.last().map_or(d.group * BLOCKS_PER_GROUP, |&b| b + 1);
+            let b = self.new_block(goal).expect("filesystem full");
             self.dirs[dir.0 as usize].blocks.push(b);
         }
         id
@@ -394,13 +472,13 @@ impl Fs {
     pub fn create_with_size(&mut self, dir: DirId, name: &str, size: u64) -> FileId {
         let f = self.create(dir, name);
         let blocks = size.div_ceil(BLOCK);
-        let mut goal = self.inode_block(self.files[f.0 as usize].inode) + 1;
+        let mut goal = self.colour_goal(self.files[f.0 as usize].inode / INODES_PER_GROUP, self.setup_pid);
         let mut fb = 0;
         while fb < blocks {
             if let Some(key) = Self::indirect_key(fb)
                 && !self.files[f.0 as usize].indirect.contains_key(&key)
             {
-                let ib = self.alloc_near(goal).expect("filesystem full");
+                let ib = self.new_block(goal).expect("filesystem full");
                 self.files[f.0 as usize].indirect.insert(key, ib);
                 goal = ib + 1;
             }
@@ -444,7 +522,10 @@ impl Fs {
     ///   (`group_reserve_blocks`) and the superblock (`reserve_blocks`);
     /// - a new indirect block, and the indirect block that maps `fb`, which
     ///   `ext2_splice_branch` dirties again on every allocation it records.
-    pub fn allocate(&mut self, f: FileId, fb: u64) -> Allocation {
+    ///
+    /// `pid` is the allocating task's: it places a file's first block
+    /// ([`Fs::colour_goal`]).
+    pub fn allocate(&mut self, f: FileId, fb: u64, pid: u32) -> Allocation {
         if self.map(f, fb).is_some() {
             return Allocation::default();
         }
@@ -454,7 +535,7 @@ impl Fs {
             let file = &self.files[f.0 as usize];
             match file.last_block {
                 Some(b) => b + 1,
-                None => self.inode_block(file.inode) + 1,
+                None => self.colour_goal(file.inode / INODES_PER_GROUP, pid),
             }
         };
         // A new indirect block goes first, inline, as ext2 allocates it.
@@ -518,11 +599,12 @@ impl Fs {
                 self.free_block(b);
             }
         }
-        let b = self.alloc_near(goal).expect("filesystem full");
+        let b = self.new_block(goal).expect("filesystem full");
+        // Preallocation: the free blocks right behind it, in its group.
+        let group_end = (b / BLOCKS_PER_GROUP + 1) * BLOCKS_PER_GROUP;
         let mut n = 0;
-        while n < PREALLOC - 1 && b + 1 + n < self.total_blocks && self.is_free(b + 1 + n) {
-            let got = self.alloc_near(b + 1 + n);
-            debug_assert_eq!(got, Some(b + 1 + n));
+        while n < PREALLOC - 1 && b + 1 + n < group_end.min(self.total_blocks) && self.is_free(b + 1 + n) {
+            self.take_free(b + 1 + n);
             n += 1;
         }
         let file = &mut self.files[f.0 as usize];
@@ -713,7 +795,7 @@ mod tests {
             let fa = a.create_with_size(da, &format!("f{i}"), n * BLOCK - 100);
             let fb = b.create(db, &format!("f{i}"));
             for k in 0..n {
-                b.allocate(fb, k);
+                b.allocate(fb, k, 0);
             }
             b.set_size(fb, n * BLOCK - 100);
             b.discard_prealloc(fb);
@@ -748,12 +830,76 @@ mod tests {
         let a = fs.create(d, "a");
         let b = fs.create(d, "b");
         for i in 0..8 {
-            fs.allocate(a, i);
-            fs.allocate(b, i);
+            fs.allocate(a, i, 0);
+            fs.allocate(b, i, 0);
         }
         // Each file's first 8 blocks are contiguous thanks to preallocation.
         assert_eq!(fs.contiguous(a, 0, 100), 8);
         assert_eq!(fs.contiguous(b, 0, 100), 8);
+    }
+
+    /// Mark blocks `from..to` used (as other files' blocks would be).
+    fn occupy(fs: &mut Fs, from: u64, to: u64) {
+        for b in from..to {
+            fs.take_free(b);
+        }
+    }
+
+    /// `grab_block`'s order when the goal is taken: a free block before the goal's next
+    /// 64-block boundary; else the first free 8-aligned run of 8 (skipping smaller holes),
+    /// from where its free stretch starts; else any free block; else the next group, from
+    /// its start.
+    #[test]
+    fn a_taken_goal_is_searched_as_grab_block_does() {
+        let mut fs = Fs::new(0, 2 * BLOCKS_PER_GROUP);
+        // The group's first free block (516 holds the root directory).
+        let data = GROUP_META_BLOCKS + INODE_TABLE_BLOCKS + 1;
+        assert_eq!(fs.grab_block(0, 0), Some(data), "from the group's start: the first free stretch");
+        // Used up to 1000, a hole 1003..1005 before the 64-boundary at 1024.
+        occupy(&mut fs, data, 1003);
+        occupy(&mut fs, 1005, 1100);
+        assert_eq!(fs.grab_block(0, 1001), Some(1003), "a free block before the boundary");
+        // Past the boundary: the 3-block hole at 1101..1104 is too small for a free byte;
+        // the stretch from 1110 holds one (1112..1120) and is taken from its start.
+        occupy(&mut fs, 1003, 1005);
+        occupy(&mut fs, 1100, 1101);
+        occupy(&mut fs, 1104, 1110);
+        assert_eq!(fs.grab_block(0, 1001), Some(1110), "first free byte, backed up to its stretch");
+        // No whole free byte anywhere after the goal: any free block.
+        let end = BLOCKS_PER_GROUP;
+        occupy(&mut fs, 1101, 1104);
+        occupy(&mut fs, 1110, end);
+        fs.free_block(1200);
+        assert_eq!(fs.grab_block(0, 1001), Some(1200), "then any free block");
+        // Full from the goal on: ext2_new_block goes to the next group, from its start.
+        fs.take_free(1200);
+        assert_eq!(fs.grab_block(0, 1001), None);
+        assert_eq!(fs.new_block(1001), Some(BLOCKS_PER_GROUP + GROUP_META_BLOCKS + INODE_TABLE_BLOCKS));
+    }
+
+    /// With colouring (2.6 ext2) a file's first block aims at the group's start plus its
+    /// writer's pid % 16 sixteenths; without (2.4), every file aims at the group's start.
+    #[test]
+    fn first_blocks_are_coloured_by_the_writers_pid() {
+        for colour in [false, true] {
+            let mut fs = Fs::new(0, 2 * BLOCKS_PER_GROUP);
+            fs.set_colour(colour);
+            let d = fs.root();
+            let (a, b, c) = (fs.create(d, "a"), fs.create(d, "b"), fs.create(d, "c"));
+            fs.allocate(a, 0, 17); // pid 17: colour 1
+            fs.allocate(b, 0, 18); // pid 18: colour 2
+            fs.allocate(c, 0, 33); // pid 33: colour 1 again, taken by a and its preallocation
+            let first = |f| fs.map(f, 0).unwrap();
+            let sixteenth = BLOCKS_PER_GROUP / 16;
+            if colour {
+                assert_eq!((first(a), first(b)), (sixteenth, 2 * sixteenth), "colours 1 and 2");
+                assert_eq!(first(c), sixteenth + 8, "after a's 8-block window, within the 64-block reach");
+            } else {
+                let data = GROUP_META_BLOCKS + INODE_TABLE_BLOCKS;
+                // The root directory's block is the group's first free one.
+                assert_eq!((first(a), first(b), first(c)), (data + 1, data + 9, data + 17));
+            }
+        }
     }
 
     #[test]

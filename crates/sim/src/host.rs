@@ -14,6 +14,7 @@ use crate::engine::Engine;
 use crate::fs::{BLOCK, DirId, FileId, Fs, SECTORS_PER_BLOCK};
 use crate::profile::{CpuProfile, HostProfile, Readahead, Reclaim};
 use crate::readahead::{Ra25, RaAction, RaIo, RaOutcome, RaState};
+use crate::rng::Rng;
 use iosched_core::{
     Dir, Duration, Env, Event, FastMap, FastSet, Input, Instant, IoPrio, Op, Owner, Queue, ReqId, Request, Segments,
     Status, Wake,
@@ -529,6 +530,10 @@ pub struct Sim {
     pub now: Instant,
     engine: Engine<Ev>,
     pub fs: Fs,
+    /// The pid of the task that set the machine up (builds file sets before the run);
+    /// tasks get the next pids in spawn order. ext2 places a file's first block by the
+    /// writer's pid (`Fs::colour_goal`), so this is where a rerun's file placement varies.
+    pid_base: u32,
     pub cache: PageCache,
     cfg: SimConfig,
     device: Box<dyn Device>,
@@ -591,10 +596,18 @@ const SWAP_CLUSTER_MAX: u64 = 32;
 const DEF_PRIORITY: u32 = 12;
 /// `HZ/10`, the usual `blk_congestion_wait`.
 const HZ_10: Duration = Duration::from_millis(100);
+/// The seed's stream for the machine's pids (distinct from the workloads' streams, which
+/// number phases and threads from 0).
+const PID_STREAM: u64 = 0x5049_4400;
 
 impl Sim {
     pub fn new(cfg: SimConfig, device: Box<dyn Device>) -> Self {
-        let fs = Fs::for_device(device.capacity_sectors());
+        let mut fs = Fs::for_device(device.capacity_sectors());
+        // A pid as a booted machine hands out (past the boot-time daemons' 300), drawn
+        // from the seed: a real rerun's pids differ, and with them where ext2 puts files.
+        let pid_base = 300 + Rng::derive(cfg.seed, PID_STREAM).below(30_000) as u32;
+        fs.set_setup_pid(pid_base);
+        fs.set_colour(cfg.host.ext2_colour);
         let mut cache = match cfg.host.lru {
             crate::profile::Lru::Single => PageCache::new(cfg.host.cache_pages()),
             crate::profile::Lru::ActiveInactive25 => PageCache::with_active_list(cfg.host.cache_pages()),
@@ -617,6 +630,7 @@ impl Sim {
             now: Instant::ZERO,
             engine: Engine::default(),
             fs,
+            pid_base,
             cache,
             device,
             device_next: None,
@@ -1668,7 +1682,7 @@ impl Sim {
         };
         // Allocate the block (ext2_get_block with create), dirtying metadata.
         if self.fs.map(file, index).is_none() {
-            let alloc = self.fs.allocate(file, index);
+            let alloc = self.fs.allocate(file, index, self.pid(t));
             self.charge(t, cpu.block_alloc);
             for b in alloc.meta {
                 self.dirty_meta(b);
@@ -1702,6 +1716,11 @@ impl Sim {
         if !self.cache.page(p).locked {
             self.cache.set_dirty(p, self.now);
         }
+    }
+
+    /// Task `t`'s pid: the machine's setup task's plus its spawn order.
+    fn pid(&self, t: TaskId) -> u32 {
+        self.pid_base + 1 + t.0
     }
 
     fn ratelimit_pages(&self) -> u64 {
@@ -2061,7 +2080,7 @@ impl Sim {
         while fb < last {
             if self.fs.map(file, fb).is_none() {
                 if write {
-                    let a = self.fs.allocate(file, fb);
+                    let a = self.fs.allocate(file, fb, self.pid(t));
                     self.inode_dirty.insert(file.0);
                     self.charge(t, self.cfg.cpu.block_alloc);
                     for b in a.meta {

@@ -54,6 +54,13 @@ pub struct HostProfile {
     /// falls to 1, `swap_tendency` ≥ 100, and they are then reclaimed): count them in the
     /// reserve.
     pub mapped_bytes: u64,
+    /// Whether ext2 "colours" a file's first block by the writing task's pid
+    /// (`ext2_find_near`: the group's start plus `pid % 16` sixteenths of the group), so
+    /// that files written at once by different tasks start apart. 2.6.20's ext2 does
+    /// (`fs/ext2/inode.c`; also 2.6.13 to 2.6.23). 2.4 and 2.5.2 did not (their
+    /// `ext2_find_near` returns the group's start); whether 2.5.64 did we could not
+    /// establish from the sources at hand, so `linux-2.5` keeps the group's start.
+    pub ext2_colour: bool,
 }
 
 /// Page reclaim: who frees pages and when (see `host.rs` `cache_add`, `step_kswapd`).
@@ -133,6 +140,7 @@ impl HostProfile {
             // benchmark's own code in use); the seed reports give no figure. Results with
             // 0–16 MiB in docs/workloads.md: claim 4 of #4 needs 2 MiB or more.
             mapped_bytes: 8 << 20,
+            ext2_colour: false,
         }
     }
 
@@ -148,6 +156,7 @@ impl HostProfile {
             // The single list has no active list for them to shape; the reserve stands for
             // them.
             mapped_bytes: 0,
+            ext2_colour: true,
             ..Self::linux_2003(mem_bytes)
         }
     }

@@ -14,17 +14,47 @@ fn sim(mem_mb: u64, trace: bool, vmstat: bool) -> Sim {
 
 /// A simulator of `host` on the 2003 IDE disk and CPU.
 fn sim_on(host: HostProfile, trace: bool, vmstat: bool) -> Sim {
+    sim_seeded(host, 7, trace, vmstat)
+}
+
+fn sim_seeded(host: HostProfile, seed: u64, trace: bool, vmstat: bool) -> Sim {
     let profile = iosched_disk::profile::load_profile("ide-2003").unwrap();
     let cfg = SimConfig {
         host,
         cpu: CpuProfile::piii_1000(),
-        seed: 7,
+        seed,
         vmstat,
         time_limit: Some(Instant::from_secs(3_600)),
         trace,
         max_bio_sectors: 256,
     };
-    Sim::new(cfg, profile.build_boxed(7))
+    Sim::new(cfg, profile.build_boxed(seed))
+}
+
+/// Where a task's first write to a new file lands: on 2.6 ext2 colours a file's first
+/// block by the writer's pid, so it moves from seed to seed (the seed sets the pids, as a
+/// rerun's pids differ); on the 2.5 host every file aims at its group's start.
+#[test]
+fn file_placement_follows_the_writers_pid_on_2_6_and_not_on_2_5() {
+    let first_block = |host: HostProfile, seed: u64| {
+        let mut s = sim_seeded(host, seed, false, false);
+        let d = s.fs.mkdir(s.fs.root(), "d");
+        let f = s.fs.create(d, "f");
+        run_script(&mut s, vec![SysOp::Write { file: f, offset: 0, len: 4096 }, SysOp::Fsync { file: f }]);
+        s.fs.map(f, 0).expect("the write allocated a block")
+    };
+    let places = |host: fn(u64) -> HostProfile| {
+        let mut v: Vec<u64> = (1..=8).map(|seed| first_block(host(64 << 20), seed)).collect();
+        v.sort();
+        v.dedup();
+        v
+    };
+    assert_eq!(places(HostProfile::linux_2003).len(), 1, "2.5: one place whatever the pids");
+    let on_26 = places(HostProfile::linux_2007);
+    assert!(on_26.len() >= 4, "2.6: the file's place should follow the pid: {on_26:?}");
+    // All in the directory's group, at most 16 places (one per colour).
+    let g = on_26[0] / 32768;
+    assert!(on_26.iter().all(|b| b / 32768 == g), "{on_26:?}");
 }
 
 /// Run one task's system calls, in order, to the end; panics if it does not finish.
