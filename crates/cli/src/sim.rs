@@ -27,7 +27,7 @@ pub struct MachineArgs {
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
     #[arg(allow_hyphen_values = true, long)]
     pub mapped: Option<String>,
-    /// Seed: the disk's initial rotational position, random offsets. Same seed, same output.
+    /// Seed: the disk's initial rotational position, random offsets, and on linux-2.6 the pids that place new files. Same seed, same output.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
 }

@@ -13,18 +13,23 @@
 //!   time and therefore every later scheduling decision;
 //! * random offsets where the tool seeds its generator per run: sysbench (seeded from
 //!   the clock by default, `--rand-seed 0`) and tiotest (per-thread `rand_r` seeds from
-//!   `gettimeofday`).
+//!   `gettimeofday`);
+//! * on the `linux-2.6` host (the 2007 machine), where new files go: 2.6's ext2 starts a
+//!   file at a point of its block group chosen by the writer's pid, and a rerun's pids
+//!   differ (the simulator draws them from the seed).
 //!
 //! Not varied: iozone's random permutation (`srand48(0)`, the same every run) and
 //! aio-stress's random offsets (unseeded `rand()`, the same every run) — a rerun repeats
-//! them too. File placement does not vary (a fresh filesystem allocates the same blocks
-//! for the same creation sequence), and none of these tools has think time to jitter.
+//! them too. On the `linux-2.5` host file placement does not vary (its ext2 starts every
+//! file at its group's start, so a fresh filesystem allocates the same blocks for the
+//! same creation sequence), and none of these tools has think time to jitter.
 //!
 //! Consequence: a program that waits for each request before issuing the next sees the
 //! initial rotational position only in its first request — every later arrival is timed
 //! from the previous completion, so its angle is fixed by the geometry. Such tests
-//! (iozone, aio-stress's sequential stages, single-thread sequential tiobench) come out
-//! with a deviation near 0 %, and "within variation" is then a far stricter test than on
+//! (iozone's reads, aio-stress's sequential reads, single-thread sequential tiobench
+//! reads) come out with a deviation near 0 %,
+//! and "within variation" is then a far stricter test than on
 //! a real machine, whose reruns also vary with interrupts, timers and daemons that the
 //! simulator does not have. Read small changes on rows with a near-zero deviation with
 //! that in mind.
