@@ -363,7 +363,9 @@ impl Fs {
     /// goal's group from the goal on, then in each following group from its start, round
     /// to the goal's group again.
     fn new_block(&mut self, goal: u64) -> Option<u64> {
-        let goal = goal.min(self.total_blocks.saturating_sub(1));
+        // A goal past the end (after a file that ends on the last block) starts over at
+        // the first block, as the kernel's does.
+        let goal = if goal >= self.total_blocks { 0 } else { goal };
         let n = self.groups.len() as u64;
         let g0 = goal / BLOCKS_PER_GROUP;
         let b = self.grab_block(g0, goal).or_else(|| {
@@ -775,37 +777,47 @@ mod tests {
     }
 
     /// The bulk layout equals writing each file block by block and closing it, with
-    /// fragmented free space in the way.
+    /// fragmented free space in the way, with and without colouring, and for a file that
+    /// runs past its group's end.
     #[test]
     fn bulk_layout_equals_block_at_a_time_writes() {
-        let mut a = Fs::new(63, 4 * BLOCKS_PER_GROUP);
-        let mut b = Fs::new(63, 4 * BLOCKS_PER_GROUP);
-        let sizes = [1u64, 3, 12, 13, 500, 1036, 1037, 3000, 7];
-        let (da, db) = (a.mkdir(a.root(), "d"), b.mkdir(b.root(), "d"));
-        // Holes in the free space: a few files created and truncated.
-        for fs in [&mut a, &mut b] {
-            let d = fs.root();
-            for i in 0..5 {
-                let f = fs.create_with_size(d, &format!("hole{i}"), (3 + i) * BLOCK);
-                let _keep = fs.create_with_size(d, &format!("keep{i}"), 2 * BLOCK);
-                fs.truncate(f);
+        for (colour, pid) in [(false, 0), (true, 0), (true, 23)] {
+            let mut a = Fs::new(63, 4 * BLOCKS_PER_GROUP);
+            let mut b = Fs::new(63, 4 * BLOCKS_PER_GROUP);
+            for fs in [&mut a, &mut b] {
+                fs.set_colour(colour);
+                fs.set_setup_pid(pid);
             }
+            let sizes = [1u64, 3, 12, 13, 500, 1036, 1037, 3000, 7, 40_000, 9];
+            let (da, db) = (a.mkdir(a.root(), "d"), b.mkdir(b.root(), "d"));
+            // Holes in the free space: a few files created and truncated.
+            for fs in [&mut a, &mut b] {
+                let d = fs.root();
+                for i in 0..5 {
+                    let f = fs.create_with_size(d, &format!("hole{i}"), (3 + i) * BLOCK);
+                    let _keep = fs.create_with_size(d, &format!("keep{i}"), 2 * BLOCK);
+                    fs.truncate(f);
+                }
+            }
+            for (i, &n) in sizes.iter().enumerate() {
+                let fa = a.create_with_size(da, &format!("f{i}"), n * BLOCK - 100);
+                let fb = b.create(db, &format!("f{i}"));
+                for k in 0..n {
+                    b.allocate(fb, k, pid);
+                }
+                b.set_size(fb, n * BLOCK - 100);
+                b.discard_prealloc(fb);
+                for k in 0..n {
+                    assert_eq!(a.map(fa, k), b.map(fb, k), "colour {colour}, file {i} block {k}");
+                    assert_eq!(a.indirect_for(fa, k), b.indirect_for(fb, k), "colour {colour}, file {i} block {k}");
+                }
+                assert_eq!(a.file(fa).size, b.file(fb).size);
+            }
+            let big = a.files.iter().find(|f| f.name == "f9").unwrap();
+            let last = big.last_block.unwrap();
+            assert!(last / BLOCKS_PER_GROUP > a.dir(da).group, "the 40,000-block file crosses into the next group");
+            assert_eq!(a.free_blocks(), b.free_blocks());
         }
-        for (i, &n) in sizes.iter().enumerate() {
-            let fa = a.create_with_size(da, &format!("f{i}"), n * BLOCK - 100);
-            let fb = b.create(db, &format!("f{i}"));
-            for k in 0..n {
-                b.allocate(fb, k, 0);
-            }
-            b.set_size(fb, n * BLOCK - 100);
-            b.discard_prealloc(fb);
-            for k in 0..n {
-                assert_eq!(a.map(fa, k), b.map(fb, k), "file {i} block {k}");
-                assert_eq!(a.indirect_for(fa, k), b.indirect_for(fb, k), "file {i} block {k}");
-            }
-            assert_eq!(a.file(fa).size, b.file(fb).size);
-        }
-        assert_eq!(a.free_blocks(), b.free_blocks());
     }
 
     #[test]
@@ -846,35 +858,49 @@ mod tests {
     }
 
     /// `grab_block`'s order when the goal is taken: a free block before the goal's next
-    /// 64-block boundary; else the first free 8-aligned run of 8 (skipping smaller holes),
-    /// from where its free stretch starts; else any free block; else the next group, from
-    /// its start.
+    /// 64-block boundary (none when the goal is on one); else the first free 8-aligned run
+    /// of 8 (skipping smaller holes, and longer ones that hold no aligned 8), from where
+    /// its free stretch starts; else any free block in the group; else the following
+    /// groups, from their start, round to the goal's own.
     #[test]
     fn a_taken_goal_is_searched_as_grab_block_does() {
-        let mut fs = Fs::new(0, 2 * BLOCKS_PER_GROUP);
+        let mut fs = Fs::new(0, 3 * BLOCKS_PER_GROUP);
+        let meta = GROUP_META_BLOCKS + INODE_TABLE_BLOCKS; // 516
         // The group's first free block (516 holds the root directory).
-        let data = GROUP_META_BLOCKS + INODE_TABLE_BLOCKS + 1;
+        let data = meta + 1;
         assert_eq!(fs.grab_block(0, 0), Some(data), "from the group's start: the first free stretch");
-        // Used up to 1000, a hole 1003..1005 before the 64-boundary at 1024.
+        // Used up to 1003, a hole 1003..1005 before the 64-boundary at 1024.
         occupy(&mut fs, data, 1003);
         occupy(&mut fs, 1005, 1100);
         assert_eq!(fs.grab_block(0, 1001), Some(1003), "a free block before the boundary");
-        // Past the boundary: the 3-block hole at 1101..1104 is too small for a free byte;
-        // the stretch from 1110 holds one (1112..1120) and is taken from its start.
+        // Past the boundary: holes 1101..1104 (3 blocks) and 1105..1114 (9 blocks, but no
+        // aligned 8: 1112 is the only boundary inside and 1112..1120 is not all free) are
+        // skipped; the stretch from 1130 holds the aligned 1136..1144 and is taken from
+        // its start.
         occupy(&mut fs, 1003, 1005);
         occupy(&mut fs, 1100, 1101);
-        occupy(&mut fs, 1104, 1110);
-        assert_eq!(fs.grab_block(0, 1001), Some(1110), "first free byte, backed up to its stretch");
-        // No whole free byte anywhere after the goal: any free block.
-        let end = BLOCKS_PER_GROUP;
+        occupy(&mut fs, 1104, 1105);
+        occupy(&mut fs, 1114, 1130);
+        assert_eq!(fs.grab_block(0, 1001), Some(1130), "first free byte, backed up to its stretch");
+        // A goal on a 64-boundary has no window: a free block 5 after it is not taken
+        // before a free byte further on (1130), nor is one at 1030 for a goal at 1001.
         occupy(&mut fs, 1101, 1104);
-        occupy(&mut fs, 1110, end);
-        fs.free_block(1200);
-        assert_eq!(fs.grab_block(0, 1001), Some(1200), "then any free block");
-        // Full from the goal on: ext2_new_block goes to the next group, from its start.
-        fs.take_free(1200);
+        occupy(&mut fs, 1105, 1114);
+        fs.free_block(1029);
+        assert_eq!(fs.grab_block(0, 1024), Some(1130), "no window from a 64-aligned goal");
+        assert_eq!(fs.grab_block(0, 1001), Some(1130), "1029 lies past the goal's window");
+        // No whole free byte anywhere after the goal: any free block.
+        occupy(&mut fs, 1130, BLOCKS_PER_GROUP);
+        assert_eq!(fs.grab_block(0, 1001), Some(1029), "then any free block");
+        // Full from the goal on: ext2_new_block tries the following groups from their
+        // start (group 1 here, then 2, then round to 0), not the next free block.
+        fs.take_free(1029);
         assert_eq!(fs.grab_block(0, 1001), None);
-        assert_eq!(fs.new_block(1001), Some(BLOCKS_PER_GROUP + GROUP_META_BLOCKS + INODE_TABLE_BLOCKS));
+        occupy(&mut fs, BLOCKS_PER_GROUP + meta, 2 * BLOCKS_PER_GROUP);
+        fs.free_block(600);
+        assert_eq!(fs.new_block(1001), Some(2 * BLOCKS_PER_GROUP + meta), "group 2 before group 0's 600");
+        occupy(&mut fs, 2 * BLOCKS_PER_GROUP + meta + 1, 3 * BLOCKS_PER_GROUP);
+        assert_eq!(fs.new_block(1001), Some(600), "round to the goal's own group");
     }
 
     /// With colouring (2.6 ext2) a file's first block aims at the group's start plus its
@@ -893,7 +919,9 @@ mod tests {
             let sixteenth = BLOCKS_PER_GROUP / 16;
             if colour {
                 assert_eq!((first(a), first(b)), (sixteenth, 2 * sixteenth), "colours 1 and 2");
-                assert_eq!(first(c), sixteenth + 8, "after a's 8-block window, within the 64-block reach");
+                // A colour point is 64-aligned, so it has no window: c takes the first free
+                // aligned 8 after a's block and its 7 preallocated ones.
+                assert_eq!(first(c), sixteenth + 8, "after a's 8 blocks, by the free-byte search");
             } else {
                 let data = GROUP_META_BLOCKS + INODE_TABLE_BLOCKS;
                 // The root directory's block is the group's first free one.

@@ -1719,8 +1719,13 @@ impl Sim {
     }
 
     /// Task `t`'s pid: the machine's setup task's plus its spawn order.
-    fn pid(&self, t: TaskId) -> u32 {
+    pub fn pid(&self, t: TaskId) -> u32 {
         self.pid_base + 1 + t.0
+    }
+
+    /// The pid of the task that set the machine up (it builds file sets before a run).
+    pub fn setup_pid(&self) -> u32 {
+        self.pid_base
     }
 
     fn ratelimit_pages(&self) -> u64 {
