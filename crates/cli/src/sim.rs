@@ -227,10 +227,10 @@ pub struct ReadmanyArgs {
     /// A setting for every scheduler (key=value; repeatable).
     #[arg(long)]
     pub set: Vec<String>,
-    /// Give up after this much simulated time; reported as "> timeout".
+    /// Give up after this much simulated time (at most 24h); reported as "> timeout".
     #[arg(allow_hyphen_values = true, long, default_value = "30m")]
     pub timeout: String,
-    /// How long the background load runs before the timed command.
+    /// How long the background load runs before the timed command (0s to 1h).
     #[arg(allow_hyphen_values = true, long, default_value = "20s")]
     pub warmup: String,
     /// Fraction of the 2.4.19 tree to read (1 = all 11,219 files); every top-level

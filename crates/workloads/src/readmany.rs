@@ -134,11 +134,29 @@ struct Pipe {
     end: Option<Instant>,
 }
 
+/// The longest `--timeout` and `--warmup` (simulated time).
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+pub const MAX_WARMUP: Duration = Duration::from_secs(3600);
+
+fn fmt_secs(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
+
 /// Run the command once under `spec`.
 pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, String> {
     cfg.machine.validate()?;
     if cfg.timeout.is_zero() {
         return Err("--timeout 0: expected a positive duration, e.g. 30m".into());
+    }
+    // Simulated time costs wall time (the streaming background keeps the disk busy
+    // throughout): an hour of warm-up and a day of command are far past anything the
+    // experiment needs (the seed killed 2.4 after 15 minutes), and a typo beyond them would
+    // run for hours.
+    if cfg.timeout > MAX_TIMEOUT {
+        return Err(format!("--timeout {}: out of range: expected up to 24h", fmt_secs(cfg.timeout)));
+    }
+    if cfg.warmup > MAX_WARMUP {
+        return Err(format!("--warmup {}: out of range: expected 0s..=1h", fmt_secs(cfg.warmup)));
     }
     if !(cfg.tree_scale > 0.0 && cfg.tree_scale <= 1.0) {
         return Err(format!("tree scale {}: expected a fraction in (0, 1]", cfg.tree_scale));

@@ -156,6 +156,9 @@ fn bad_input_gets_a_clear_error() {
         (&["readmany", "--background", "stream-sideways"][..], "stream-sideways"),
         (&["readmany", "--timeout", "soon"][..], "--timeout"),
         (&["readmany", "--tree-scale", "2"][..], "--tree-scale"),
+        // Simulated hours cost wall minutes: past a day (or an hour of warm-up) is refused.
+        (&["readmany", "--timeout", "25h"][..], "--timeout 90000s: out of range: expected up to 24h"),
+        (&["readmany", "--warmup", "61m"][..], "--warmup 3660s: out of range: expected 0s..=1h"),
         // A negative size with a unit reaches the option's own check, not clap's
         // "unexpected argument".
         (&["tiobench", "--mem", "-5M"][..], "--mem: bad size `-5M`"),
