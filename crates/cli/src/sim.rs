@@ -21,7 +21,7 @@ pub struct MachineArgs {
     /// CPU profile: piii-1000, p4-2000 or p4-ht [default: the command's machine].
     #[arg(long)]
     pub cpu: Option<String>,
-    /// Host profile: linux-2.5 (2.5 read-ahead and request pool, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool) [default: the command's machine].
+    /// Host profile: linux-2.5 (2.5 read-ahead and request pool, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool, ext2 placing new files by the writer's pid) [default: the command's machine].
     #[arg(long)]
     pub host: Option<String>,
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
