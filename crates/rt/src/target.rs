@@ -404,6 +404,7 @@ mod tests {
         if want.is_some() {
             assert_eq!(rotational(&d.join("not-yet")), want);
         }
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     fn tmpdir(name: &str) -> PathBuf {
