@@ -296,9 +296,14 @@ impl Fs {
         }
     }
 
+    /// The block group holding inode `ino`.
+    fn inode_group(ino: u64) -> u64 {
+        ino / INODES_PER_GROUP
+    }
+
     /// The inode-table block holding inode `ino`.
     pub fn inode_block(&self, ino: u64) -> u64 {
-        let g = ino / INODES_PER_GROUP;
+        let g = Self::inode_group(ino);
         let idx = ino % INODES_PER_GROUP;
         g * BLOCKS_PER_GROUP + GROUP_META_BLOCKS + idx * INODE_SIZE / BLOCK
     }
@@ -345,7 +350,7 @@ impl Fs {
             from = k;
         }
         // A zero byte: the free extents from `from` on (the one holding `from` first).
-        let first = self.free.range(..=from).next_back().filter(|&(&s, &l)| from < s + l).map_or(from, |(&s, _)| s);
+        let first = self.free_extent_at(from).map_or(from, |(s, _)| s);
         for (&s, &l) in self.free.range(first..) {
             if s >= ge {
                 break;
@@ -380,7 +385,7 @@ impl Fs {
 
     /// Mark free block `b` used.
     fn take_free(&mut self, b: u64) {
-        let (&start, &len) = self.free.range(..=b).next_back().filter(|&(&s, &l)| b < s + l).expect("block is free");
+        let (start, len) = self.free_extent_at(b).expect("block is free");
         self.free.remove(&start);
         if b > start {
             self.free.insert(start, b - start);
@@ -410,7 +415,12 @@ impl Fs {
     }
 
     fn is_free(&self, b: u64) -> bool {
-        self.free.range(..=b).next_back().is_some_and(|(&s, &l)| b < s + l)
+        self.free_extent_at(b).is_some()
+    }
+
+    /// The free extent (start, length) holding block `b`, if `b` is free.
+    fn free_extent_at(&self, b: u64) -> Option<(u64, u64)> {
+        self.free.range(..=b).next_back().map(|(&s, &l)| (s, l)).filter(|&(s, l)| b < s + l)
     }
 
     /// Create a subdirectory. Directories under the root are spread over the groups;
@@ -474,7 +484,7 @@ impl Fs {
     pub fn create_with_size(&mut self, dir: DirId, name: &str, size: u64) -> FileId {
         let f = self.create(dir, name);
         let blocks = size.div_ceil(BLOCK);
-        let mut goal = self.colour_goal(self.files[f.0 as usize].inode / INODES_PER_GROUP, self.setup_pid);
+        let mut goal = self.colour_goal(Self::inode_group(self.files[f.0 as usize].inode), self.setup_pid);
         let mut fb = 0;
         while fb < blocks {
             if let Some(key) = Self::indirect_key(fb)
@@ -537,7 +547,7 @@ impl Fs {
             let file = &self.files[f.0 as usize];
             match file.last_block {
                 Some(b) => b + 1,
-                None => self.colour_goal(file.inode / INODES_PER_GROUP, pid),
+                None => self.colour_goal(Self::inode_group(file.inode), pid),
             }
         };
         // A new indirect block goes first, inline, as ext2 allocates it.

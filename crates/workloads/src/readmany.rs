@@ -24,6 +24,7 @@
 
 use crate::kernel_tree::KernelTree;
 use crate::machine::Machine;
+use iosched_core::time::format_duration;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Shared};
@@ -138,10 +139,6 @@ struct Pipe {
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 pub const MAX_WARMUP: Duration = Duration::from_secs(3600);
 
-fn fmt_secs(d: Duration) -> String {
-    format!("{}s", d.as_secs_f64())
-}
-
 /// Run the command once under `spec`.
 pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, String> {
     cfg.machine.validate()?;
@@ -153,10 +150,10 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     // experiment needs (the seed killed 2.4 after 15 minutes), and a typo beyond them would
     // run for hours.
     if cfg.timeout > MAX_TIMEOUT {
-        return Err(format!("--timeout {}: out of range: expected up to 24h", fmt_secs(cfg.timeout)));
+        return Err(format!("--timeout {}: out of range: expected up to 24h", format_duration(cfg.timeout)));
     }
     if cfg.warmup > MAX_WARMUP {
-        return Err(format!("--warmup {}: out of range: expected 0s..=1h", fmt_secs(cfg.warmup)));
+        return Err(format!("--warmup {}: out of range: expected 0s..=1h", format_duration(cfg.warmup)));
     }
     if !(cfg.tree_scale > 0.0 && cfg.tree_scale <= 1.0) {
         return Err(format!("tree scale {}: expected a fraction in (0, 1]", cfg.tree_scale));

@@ -65,25 +65,22 @@ fn script_errors_name_their_line() {
     assert!(e.line == 2 && e.to_string().contains("second `sched`"), "{e}");
     let e = err("# nothing\n\n");
     assert!(e.to_string().contains("no `sched` line"), "{e}");
-    let e = err("sched kyber:plugging=0\nat 0ms\narrive r1 read 1000+0 owner=1\n");
-    assert!(e.line == 3 && e.to_string().contains("at least 1 sector"), "{e}");
-    let e = err("sched deadline\narrive r1 read 18446744073709551615+8 owner=1\n");
-    assert!(e.line == 2 && e.to_string().contains("largest sector"), "{e}");
-    // A time past u64 nanoseconds is refused, not clamped to the largest instant.
-    let e = err("sched noop\nat 99999999999999999999s\n");
-    assert!(e.line == 2 && e.to_string().contains("at most about 584 years"), "{e}");
-    let e = err("sched noop\nat 1.5\n");
-    assert!(e.line == 2 && e.to_string().contains("with a unit"), "{e}");
-    let e = err("sched noop\nat 1ms later\n");
-    assert!(e.line == 2 && e.to_string().contains("unexpected `later` after `at 1ms`"), "{e}");
-    let e = err("sched noop\nunplug now\n");
-    assert!(e.line == 2 && e.to_string().contains("unexpected `now` after `unplug`"), "{e}");
-    let e = err("sched noop\narrive r1 read 0+8 owner=1 owner=2\n");
-    assert!(e.line == 2 && e.to_string().contains("owner= given twice"), "{e}");
-    let e = err("sched noop\narrive r1 read 0+8 owner=-1\n");
-    assert!(e.line == 2 && e.to_string().contains("owner=`-1`: expected an owner number"), "{e}");
-    let e = err("sched noop\narrive r1 read 0+4294967296 owner=1\n");
-    assert!(e.line == 2 && e.to_string().contains("LEN in 0..=4294967295"), "{e}");
+    // (script, line of the error, message).
+    for (script, line, msg) in [
+        ("sched kyber:plugging=0\nat 0ms\narrive r1 read 1000+0 owner=1\n", 3, "at least 1 sector"),
+        ("sched deadline\narrive r1 read 18446744073709551615+8 owner=1\n", 2, "largest sector"),
+        // A time past u64 nanoseconds is refused, not clamped to the largest instant.
+        ("sched noop\nat 99999999999999999999s\n", 2, "at most about 584 years"),
+        ("sched noop\nat 1.5\n", 2, "with a unit"),
+        ("sched noop\nat 1ms later\n", 2, "unexpected `later` after `at 1ms`"),
+        ("sched noop\nunplug now\n", 2, "unexpected `now` after `unplug`"),
+        ("sched noop\narrive r1 read 0+8 owner=1 owner=2\n", 2, "owner= given twice"),
+        ("sched noop\narrive r1 read 0+8 owner=-1\n", 2, "owner=`-1`: expected an owner number"),
+        ("sched noop\narrive r1 read 0+4294967296 owner=1\n", 2, "LEN in 0..=4294967295"),
+    ] {
+        let e = err(script);
+        assert!(e.line == line && e.to_string().contains(msg), "{e}");
+    }
     // A flush is the one request that may be empty.
     iosched_policies::scenario::run("sched deadline:plugging=0\narrive f flush 0+0 owner=1\nexpect dispatch f\n")
         .unwrap();
