@@ -221,6 +221,18 @@ fn disksim_errors_name_file_line_and_field() {
         ("Bulk sector transfer time = 0.099000", "Bulk sector transfer time = -1", "expected a number in 0..="),
         ("High (read) water mark = 0.000000", "High (read) water mark = 5", "expected a number in 0..=1, got 5"),
         ("Maximum number of write segments = 1", "Maximum number of write segments = 99", "in 0..=10, got 99"),
+        // A key DiskSim does not define for the block is refused (DiskSim only warns and
+        // uses the default), with the nearest valid key when one is close.
+        (
+            "Bulk sector transfer time = 0.099000",
+            "Bulk sector transfr time = 0.099000",
+            "field `Bulk sector transfr time`: not a parameter of a `disksim_disk` block in DiskSim (it would be ignored); did you mean `Bulk sector transfer time`?",
+        ),
+        (
+            "Bulk sector transfer time = 0.099000",
+            "Spindle colour = 3",
+            "field `Spindle colour`: not a parameter of a `disksim_disk` block in DiskSim (it would be ignored)",
+        ),
     ] {
         assert!(specs.contains(from), "{from}");
         std::fs::write(dir.join("atlas10k.diskspecs"), specs.replacen(from, to, 1)).unwrap();
@@ -228,6 +240,25 @@ fn disksim_errors_name_file_line_and_field() {
         let line = specs.lines().position(|l| l.contains(from)).unwrap() + 1;
         assert!(e.contains(&format!("atlas10k.diskspecs:{line}: field")) && e.contains(expect), "{to}: {e}");
     }
+    std::fs::write(dir.join("atlas10k.diskspecs"), &specs).unwrap();
+    // The same in a nested block: a zone of the layout in the .model file.
+    let first = model.lines().position(|l| l.contains("Blocks per track")).unwrap();
+    let line = model.lines().nth(first).unwrap();
+    let broken: String = model
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == first { l.replacen("Blocks per track", "Blocks per trak", 1) } else { l.to_owned() } + "\n")
+        .collect();
+    assert_ne!(line, broken.lines().nth(first).unwrap());
+    std::fs::write(dir.join("atlas10k.model"), broken).unwrap();
+    let e = disksim::load_parv(&dir.join("atlas10k.parv")).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "atlas10k.model:{}: field `Blocks per trak`: not a parameter of a `dm_layout_g1_zone` block",
+            first + 1
+        )) && e.ends_with("did you mean `Blocks per track`?"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -11,6 +11,11 @@
 //! `hpl`, `hplplus10`, `constant`) and `dm_layout_g1` (mapping schemes 0–2, sparing
 //! schemes 0–10, slips; grown-defect remapping is rejected). Parameters that only change
 //! statistics output are ignored.
+//!
+//! A block we read may hold only the parameters DiskSim's module specification gives its
+//! type (`src/modules/*.modspec`, `diskmodel/modules/*.modspec`). DiskSim itself only warns
+//! ("parameter … not valid in context …") and goes on with the default, so a misspelt key
+//! would silently change the drive; we refuse it and name the nearest valid key.
 
 pub mod parse;
 pub mod validate;
@@ -62,21 +67,198 @@ pub fn params_from_spec(spec: &Spec, path: &Path) -> Result<HddParams, SpecError
         .and_then(|bus_inst| spec.instance(&bus_inst).map(str::to_owned))
         .and_then(|ty| spec.block_named(&ty));
     if let Some(b) = bus {
+        check_keys(b, BUS_KEYS)?;
         bus_read = b.num_in_or("Read block transfer time", 0.0, 1e6, 0.0)?;
         bus_write = b.num_in_or("Write block transfer time", 0.0, 1e6, 0.0)?;
     }
     for c in spec.blocks_of_type("disksim_ctlr") {
+        check_keys(c, CTLR_KEYS)?;
         let ty = c.int_or("type", 1, 3, 1)?;
         if ty != 1 {
             return Err(c.loc.err(Some("type"), format!("only pass-through controllers (1) are supported, got {ty}")));
         }
     }
     for d in spec.blocks_of_type("disksim_iodriver") {
+        check_keys(d, IODRIVER_KEYS)?;
         if d.num_or("Constant access time", 0.0)? != 0.0 {
             return Err(d.loc.err(Some("Constant access time"), "only 0 (simulate the disk) is supported"));
         }
     }
     disk_params(disk, bus_read, bus_write)
+}
+
+// The parameters of each block type we read, from DiskSim's module specifications.
+const BUS_KEYS: &[&str] = &[
+    "type",
+    "Arbitration type",
+    "Arbitration time",
+    "Read block transfer time",
+    "Write block transfer time",
+    "Print stats",
+];
+const CTLR_KEYS: &[&str] = &[
+    "type",
+    "Scale for delays",
+    "Bulk sector transfer time",
+    "Maximum queue length",
+    "Print stats",
+    "Scheduler",
+    "Cache",
+    "Max per-disk pending count",
+];
+const IODRIVER_KEYS: &[&str] = &["type", "Constant access time", "Use queueing in subsystem", "Scheduler"];
+const DISK_KEYS: &[&str] = &[
+    "Model",
+    "Scheduler",
+    "Max queue length",
+    "Bulk sector transfer time",
+    "Segment size (in blks)",
+    "Number of buffer segments",
+    "Print stats",
+    "Per-request overhead time",
+    "Time scale for overheads",
+    "Hold bus entire read xfer",
+    "Hold bus entire write xfer",
+    "Allow almost read hits",
+    "Allow sneaky full read hits",
+    "Allow sneaky partial read hits",
+    "Allow sneaky intermediate read hits",
+    "Allow read hits on write data",
+    "Allow write prebuffering",
+    "Preseeking level",
+    "Never disconnect",
+    "Avg sectors per cylinder",
+    "Maximum number of write segments",
+    "Use separate write segment",
+    "Low (write) water mark",
+    "High (read) water mark",
+    "Set watermark by reqsize",
+    "Calc sector by sector",
+    "Enable caching in buffer",
+    "Buffer continuous read",
+    "Minimum read-ahead (blks)",
+    "Maximum read-ahead (blks)",
+    "Read-ahead over requested",
+    "Read-ahead on idle hit",
+    "Read any free blocks",
+    "Fast write level",
+    "Combine seq writes",
+    "Stop prefetch in sector",
+    "Disconnect write if seek",
+    "Write hit stop prefetch",
+    "Read directly to buffer",
+    "Immed transfer partial hit",
+    "Read hit over. after read",
+    "Read hit over. after write",
+    "Read miss over. after read",
+    "Read miss over. after write",
+    "Write hit over. after read",
+    "Write hit over. after write",
+    "Write miss over. after read",
+    "Write miss over. after write",
+    "Read completion overhead",
+    "Write completion overhead",
+    "Data preparation overhead",
+    "First reselect overhead",
+    "Other reselect overhead",
+    "Read disconnect afterread",
+    "Read disconnect afterwrite",
+    "Write disconnect overhead",
+    "Extra write disconnect",
+    "Extradisc command overhead",
+    "Extradisc disconnect overhead",
+    "Extradisc inter-disconnect delay",
+    "Extradisc 2nd disconnect overhead",
+    "Extradisc seek delta",
+    "Minimum seek delay",
+    "Immediate buffer read",
+    "Immediate buffer write",
+];
+const IOQUEUE_KEYS: &[&str] = &[
+    "Scheduling policy",
+    "Cylinder mapping strategy",
+    "Write initiation delay",
+    "Read initiation delay",
+    "Sequential stream scheme",
+    "Maximum concat size",
+    "Overlapping request scheme",
+    "Sequential stream diff maximum",
+    "Scheduling timeout scheme",
+    "Timeout time/weight",
+    "Timeout scheduling",
+    "Scheduling priority scheme",
+    "Priority scheduling",
+];
+const DM_DISK_KEYS: &[&str] =
+    &["Block count", "Number of data surfaces", "Number of cylinders", "Mechanical Model", "Layout Model"];
+const MECH_G1_KEYS: &[&str] = &[
+    "Access time type",
+    "Constant access time",
+    "Seek type",
+    "Average seek time",
+    "Constant seek time",
+    "Single cylinder seek time",
+    "Full strobe seek time",
+    "Full seek curve",
+    "Add. write settling delay",
+    "Head switch time",
+    "Rotation speed (in rpms)",
+    "Percent error in rpms",
+    "First ten seek times",
+    "HPL seek equation values",
+];
+const LAYOUT_G1_KEYS: &[&str] =
+    &["LBN-to-PBN mapping scheme", "Sparing scheme used", "Rangesize for sparing", "Skew units", "Zones"];
+const ZONE_KEYS: &[&str] = &[
+    "First cylinder number",
+    "Last cylinder number",
+    "Blocks per track",
+    "Offset of first block",
+    "Skew units",
+    "Empty space at zone front",
+    "Skew for track switch",
+    "Skew for cylinder switch",
+    "Number of spares",
+    "slips",
+    "defects",
+];
+
+/// Refuse a parameter that DiskSim does not define for the block's type (see the crate
+/// doc above), suggesting the nearest one that it does.
+fn check_keys(b: &Block, known: &[&str]) -> Result<(), SpecError> {
+    for p in &b.params {
+        if known.iter().any(|k| parse::norm_key(k) == parse::norm_key(&p.key)) {
+            continue;
+        }
+        let key = parse::norm_key(&p.key);
+        let (dist, near) = known
+            .iter()
+            .map(|k| (edit_distance(&key, &parse::norm_key(k)), *k))
+            .min()
+            .expect("every block type has parameters");
+        let hint = if dist <= key.len().max(4) / 3 { format!("; did you mean `{near}`?") } else { String::new() };
+        return Err(p.loc.err(
+            Some(&p.key),
+            format!("not a parameter of a `{}` block in DiskSim (it would be ignored){hint}", b.ty),
+        ));
+    }
+    Ok(())
+}
+
+/// Levenshtein distance, for the suggestion above.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 fn parent_bus(n: &TopoNode, inst: &str, bus: Option<&str>) -> Option<String> {
@@ -99,6 +281,7 @@ fn ignored_flag(b: &Block, key: &str) -> Result<bool, SpecError> {
 /// Build [`HddParams`] from a `disksim_disk` block (its `Model` already read) and the
 /// bus transfer times (ms per block).
 pub fn disk_params(d: &Block, bus_read_ms: f64, bus_write_ms: f64) -> Result<HddParams, SpecError> {
+    check_keys(d, DISK_KEYS)?;
     let model = d.require("Model")?.block()?;
     let scale = d.num_or("Time scale for overheads", 1.0)?;
     if scale < 0.0 {
@@ -215,6 +398,7 @@ pub fn disk_params(d: &Block, bus_read_ms: f64, bus_write_ms: f64) -> Result<Hdd
     let queue_policy = match d.get("Scheduler") {
         Some(p) => {
             let s = p.block()?;
+            check_keys(s, IOQUEUE_KEYS)?;
             match s.int_or("Scheduling policy", 1, 30, 1)? {
                 1 => QueuePolicy::Fcfs,
                 8 | 9 | 10 | 14 | 15 | 16 | 20 | 21 | 24 => QueuePolicy::Sptf { aging_ns: 2_000_000_000 },
@@ -256,6 +440,7 @@ pub fn disk_params(d: &Block, bus_read_ms: f64, bus_write_ms: f64) -> Result<Hdd
 type Model = (Layout, u32, SeekCurve, u64, i64);
 
 fn model_params(m: &Block) -> Result<Model, SpecError> {
+    check_keys(m, DM_DISK_KEYS)?;
     let surfaces = m.int("Number of data surfaces", 1, 1 << 16)? as u32;
     let cylinders = m.int("Number of cylinders", 1, 1 << 30)? as u32;
     let mech = m.require("Mechanical Model")?.block()?;
@@ -266,6 +451,8 @@ fn model_params(m: &Block) -> Result<Model, SpecError> {
     if lay.ty != "dm_layout_g1" {
         return Err(lay.loc.err(Some("Layout Model"), format!("expected `dm_layout_g1`, got `{}`", lay.ty)));
     }
+    check_keys(mech, MECH_G1_KEYS)?;
+    check_keys(lay, LAYOUT_G1_KEYS)?;
     let att = mech.require("Access time type")?;
     if att.word()? != "trackSwitchPlusRotation" {
         return Err(att
@@ -368,6 +555,7 @@ fn ints(p: &parse::Param) -> Result<Vec<u64>, SpecError> {
 }
 
 fn zone(z: &Block) -> Result<Zone, SpecError> {
+    check_keys(z, ZONE_KEYS)?;
     if let Some(u) = z.get("Skew units").filter(|u| u.word().ok() != Some("sectors")) {
         return Err(u.loc.err(Some(&u.key), "only `sectors` is supported"));
     }

@@ -188,7 +188,7 @@ impl Param {
     }
 }
 
-fn norm_key(k: &str) -> String {
+pub(crate) fn norm_key(k: &str) -> String {
     k.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_lowercase()
 }
 
