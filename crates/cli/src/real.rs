@@ -57,7 +57,11 @@ struct Common {
     /// Seed for random offsets, the generated tree and the emulated disk.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seed: u64,
-    /// Print JSON instead of tables.
+    /// Print one JSON document instead of tables: the settings (workload, target, emulate,
+    /// seed, ...) and the runs, each with the runtime's counters (requests, merges, errors,
+    /// timer lateness). tiobench puts its rows in `records` (the simulated tiobench's fields,
+    /// one per scheduler, phase and thread count) and the counters in `runs`; readmany and
+    /// fio-like put one object per run in `results`, its counters under `report`.
     #[arg(long)]
     json: bool,
 }

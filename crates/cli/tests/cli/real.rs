@@ -72,6 +72,12 @@ fn real_tiobench_json_records_match_the_simulated_fields() {
     }
     assert_eq!(v["runs"].as_array().unwrap().len(), 2);
     assert_eq!(v["runs"][0]["ended"], "complete");
+    // The runtime's counters, as --help promises.
+    let rt = &v["runs"][0]["runtime"];
+    for k in ["requests", "merged", "errors", "timer_lateness"] {
+        assert!(rt.get(k).is_some(), "runs[0].runtime lacks `{k}`: {rt}");
+    }
+    assert!(rt["requests"].as_u64().unwrap() > 0, "{rt}");
 }
 
 /// A file we did not create is refused, names --force, and is left byte for byte as it was.
@@ -157,6 +163,7 @@ fn real_fio_like_lays_out_a_new_target_before_reading() {
     assert!(stderr(&o).contains("laying out 2 MiB"), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(j["results"][0]["total_ios"], 512, "{j}");
+    assert!(j["results"][0]["report"]["requests"].as_u64().is_some_and(|n| n >= 512), "{j}");
     let data = std::fs::read(&t.0).unwrap();
     assert_eq!(data.len(), 4096 + (2 << 20));
     assert!(data[4096..].iter().all(|&b| b == 0x5a), "the data area was not written");
