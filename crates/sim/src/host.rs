@@ -882,10 +882,8 @@ impl Sim {
     }
 
     fn block(&mut self, t: TaskId, why: Block) {
-        let cs = self.cfg.cpu.context_switch;
         let now = self.now;
         let task = &mut self.tasks[t.0 as usize];
-        task.cpu_time += cs;
         task.blocked_since = now;
         task.state = State::Blocked(why.clone());
         if task.unplug_before_block {

@@ -215,11 +215,6 @@ pub struct CpuProfile {
     pub dirty_page: Duration,
     /// Building and submitting one bio, per bio.
     pub bio_submit: Duration,
-    /// Completion interrupt and end_io, per request, plus per page.
-    pub io_complete: Duration,
-    pub io_complete_page: Duration,
-    /// A context switch (charged when a task blocks).
-    pub context_switch: Duration,
     /// fork + exec + exit of a short-lived process (cat, in read-many-files).
     pub process_spawn: Duration,
 }
@@ -240,9 +235,6 @@ impl CpuProfile {
             block_alloc: Duration::from_micros(22),
             dirty_page: Duration::from_micros(3),
             bio_submit: Duration::from_micros(6),
-            io_complete: Duration::from_micros(8),
-            io_complete_page: Duration::from_micros(1),
-            context_switch: Duration::from_micros(3),
             process_spawn: Duration::from_micros(600),
         }
     }
@@ -268,9 +260,6 @@ impl CpuProfile {
             block_alloc: s(p.block_alloc),
             dirty_page: s(p.dirty_page),
             bio_submit: s(p.bio_submit),
-            io_complete: s(p.io_complete),
-            io_complete_page: s(p.io_complete_page),
-            context_switch: s(p.context_switch),
             process_spawn: s(p.process_spawn),
             ..p
         }

@@ -49,6 +49,19 @@ fn a_file_set_larger_than_the_disk_is_an_error() {
     assert!(e.contains("--size 40960 MiB does not fit on disk ide-2003"), "{e}");
 }
 
+/// On a uniprocessor the threads' CPU time cannot add up to more than the wall clock,
+/// even with hundreds of threads switching on a disk that never makes them wait long
+/// (a context switch once counted as CPU time without occupying the CPU: 160 % here).
+#[test]
+fn cpu_time_never_exceeds_the_wall_clock_on_a_uniprocessor() {
+    let m = iosched_workloads::machine::Machine::new("null", 256 << 20, "piii-1000", 1);
+    let cfg = TiobenchConfig { size: 300 << 20, block: 4096, random: 300, drop_caches: false, machine: m };
+    for r in tiobench::run(&spec("noop"), 300, &cfg).unwrap() {
+        assert!(r.cpu_pct() <= 100.0 + 1e-9, "{:?}: CPU {:.1} %", r.phase, r.cpu_pct());
+        assert!(r.cpu_pct() > 50.0, "{:?}: CPU {:.1} %: the null disk should leave the CPU busy", r.phase, r.cpu_pct());
+    }
+}
+
 /// Issue #4, claim 4, and the two mechanisms behind it, on a quarter-size 2003 machine
 /// (32 threads, 128 MiB of files, 64 MiB): random `write()` calls wait — hundreds of
 /// milliseconds at worst — only with 128 request slots (kswapd and the writers themselves write back the dirty
