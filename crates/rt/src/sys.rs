@@ -3,8 +3,8 @@
 //! Why `unsafe` is needed at all: O_DIRECT wants buffers aligned to the device's logical
 //! block (we use [`ALIGN`] = 4096 bytes), which `Vec<u8>` does not promise; io_uring and
 //! `preadv` take raw pointers that the kernel writes into *after* the call that handed
-//! them over returned; and a few system calls (`fallocate`, the block-device size ioctl,
-//! `getrusage`, `eventfd`, the timer-slack `prctl`) have no safe std wrapper.
+//! them over returned; and a few system calls (`fallocate`, `fstatvfs`, the block-device
+//! size ioctl, `getrusage`, `eventfd`, the timer-slack `prctl`) have no safe std wrapper.
 //!
 //! The invariants that make the rest of the crate safe:
 //!
@@ -691,6 +691,15 @@ pub(crate) fn fallocate(file: &File, offset: u64, len: u64) -> io::Result<()> {
     // SAFETY: plain system call on a descriptor we own.
     let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, offset as i64, len as i64) };
     if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
+}
+
+/// Bytes an unprivileged user may still allocate on the filesystem holding `file`
+/// (`fstatvfs`: `f_bavail * f_frsize`).
+pub(crate) fn free_bytes(file: &File) -> io::Result<u64> {
+    // SAFETY: fstatvfs fills the zeroed struct we pass; we read it only on success.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::fstatvfs(file.as_raw_fd(), &mut st) };
+    if r == 0 { Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64)) } else { Err(io::Error::last_os_error()) }
 }
 
 /// Size of a block device in bytes (`BLKGETSIZE64`).

@@ -198,8 +198,17 @@ fn create_file(path: &Path, size: Option<u64>, lay_out: bool) -> Result<TargetFi
 /// the rest if asked, then record the size in the marker. Returns where the never-written
 /// part starts (`TargetFile::unwritten_from`): `from`, or none once laid out.
 fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> Result<Option<u64>, Error> {
-    sys::fallocate(file, 0, MARKER_LEN + size)
-        .map_err(|e| Error::io(path, &format!("cannot reserve {} bytes", MARKER_LEN + size), e))?;
+    // Say what the reservation takes from the filesystem before taking it: a large --size
+    // fits and fills the disk without a word otherwise.
+    if size > from {
+        let approx = iosched_workloads::machine::fmt_bytes_approx;
+        let free = sys::free_bytes(file).map(|b| format!(" of {} free", approx(b))).unwrap_or_default();
+        eprintln!("{}: reserving {}{free} on its filesystem", path.display(), approx(size - from));
+    }
+    sys::fallocate(file, 0, MARKER_LEN + size).map_err(|e| {
+        let want = iosched_workloads::machine::fmt_bytes(size);
+        Error::io(path, &format!("cannot reserve {want} (plus a 4 KiB marker block)"), e)
+    })?;
     if lay_out && size > from {
         eprintln!(
             "{}: laying out {} before use (new space reads as holes)",

@@ -188,13 +188,30 @@ fn filesystem(disk: &str, profile: &iosched_disk::profile::Profile) -> Result<io
 
 /// `256 MiB`, `70000 KiB` or `12345 bytes`: the largest binary unit that divides `b`.
 pub fn fmt_bytes(b: u64) -> String {
-    if b > 0 && b.is_multiple_of(1 << 20) {
+    if b > 0 && b.is_multiple_of(1 << 40) {
+        format!("{} TiB", b >> 40)
+    } else if b > 0 && b.is_multiple_of(1 << 30) {
+        format!("{} GiB", b >> 30)
+    } else if b > 0 && b.is_multiple_of(1 << 20) {
         format!("{} MiB", b >> 20)
     } else if b > 0 && b.is_multiple_of(1 << 10) {
         format!("{} KiB", b >> 10)
     } else {
         format!("{b} bytes")
     }
+}
+
+/// A byte count for a reader, rounded to one decimal in the largest binary unit it
+/// reaches (`67.9 GiB`); [`fmt_bytes`] is exact.
+pub fn fmt_bytes_approx(b: u64) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{b} bytes") } else { format!("{v:.1} {}", UNITS[u]) }
 }
 
 /// Parse a size with binary units: `512M`, `4k`, `1G`, `4096`.

@@ -161,6 +161,9 @@ fn real_fio_like_lays_out_a_new_target_before_reading() {
     let o = iosched(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("laying out 2 MiB"), "{}", stderr(&o));
+    // What the reservation takes from the filesystem is said before it is taken.
+    assert!(stderr(&o).contains(&format!("{}: reserving 2.0 MiB of ", t.s())), "{}", stderr(&o));
+    assert!(stderr(&o).contains(" free on its filesystem"), "{}", stderr(&o));
     let j: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(j["results"][0]["total_ios"], 512, "{j}");
     assert!(j["results"][0]["report"]["requests"].as_u64().is_some_and(|n| n >= 512), "{j}");
@@ -170,6 +173,7 @@ fn real_fio_like_lays_out_a_new_target_before_reading() {
     let again = iosched(&args);
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stderr(&again).contains("laying out"), "{}", stderr(&again));
+    assert!(!stderr(&again).contains("reserving"), "{}", stderr(&again));
 }
 
 /// A `--record` path that cannot be written is refused before the target is created.
