@@ -354,8 +354,9 @@ pub struct CompareArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = 5)]
     pub runs: u32,
     /// One JSON object per row: bench, test, a_mean, b_mean, unit, change_pct, a_cv_pct,
-    /// b_cv_pct, within_variation (the seed report's rule), verdict (the table's: no change,
-    /// within variation, B higher, B lower), then a, b, runs and seeds.
+    /// b_cv_pct, within_variation (the seed report's rule), verdict (the table's: no change
+    /// — equal means or a change below 0.0001 % —, within variation, B higher, B lower),
+    /// then a, b, runs and seeds.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -207,6 +207,11 @@ pub fn change_pct(a_mean: f64, b_mean: f64) -> f64 {
     }
 }
 
+/// A change smaller than this (in %: one part in a million) is "no change": it is below
+/// what any of the benchmarks prints, and in a deterministic simulator it is a
+/// nanosecond moved in a run of seconds, not an effect of B.
+pub const NO_CHANGE_PCT: f64 = 1e-4;
+
 /// The seed report's test: a change is within run-to-run variation when it is smaller
 /// than twice the larger of the two deviations.
 pub fn within_variation(change_pct: f64, a_cv_pct: f64, b_cv_pct: f64) -> bool {
@@ -232,7 +237,7 @@ pub struct Row {
 /// What the table says of a row (`--json`: the same words, from [`Verdict::as_str`]).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// Equal means (whatever the deviations).
+    /// Equal means, or a change below [`NO_CHANGE_PCT`] (whatever the deviations).
     NoChange,
     /// The change is smaller than twice the larger run-to-run deviation.
     WithinVariation,
@@ -274,7 +279,7 @@ impl Row {
             a_cv_pct: a_cv,
             b_cv_pct: b_cv,
             within_variation: within,
-            verdict: if a_mean == b_mean {
+            verdict: if a_mean == b_mean || change.abs() < NO_CHANGE_PCT {
                 Verdict::NoChange
             } else if within {
                 Verdict::WithinVariation
@@ -659,7 +664,8 @@ pub fn render(r: &CompareReport) -> String {
     for row in &r.rows {
         let verdict = row.verdict.as_str();
         // One run per side has no deviation: show n/a rather than a 0 % that is not measured.
-        let cv = |x: f64| if r.runs < 2 { "n/a".to_string() } else { format!("{x:.1}%") };
+        // Printed like the change, so a small cv next to a small change shows its digits.
+        let cv = |x: f64| if r.runs < 2 { "n/a".to_string() } else { fmt_change(x) };
         let _ = writeln!(
             s,
             "{:<11} {:<22} {:>10} {:>10} {:<6} {:>9} {:>7} {:>7}  {verdict}",
@@ -764,6 +770,10 @@ mod tests {
         assert!(r.changed());
         assert!(serde_json::to_string(&r).unwrap().contains("\"verdict\":\"B lower\""));
         assert!(!Row::from_samples("x", "t", "MB/s", &[1.0, 1.0], &[1.0, 1.0]).changed());
+        // One part in a million is no change, even with no deviation to judge it by; two
+        // parts in a million with none is a change.
+        assert_eq!(v(&[100.0], &[100.0 * (1.0 - 0.9e-6)]), Verdict::NoChange);
+        assert_eq!(v(&[100.0], &[100.0 * (1.0 - 2e-6)]), Verdict::BLower);
     }
 
     #[test]
