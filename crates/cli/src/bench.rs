@@ -65,7 +65,7 @@ pub struct FileioArgs {
     /// Schedulers, comma-separated specs (one run each).
     #[arg(long, default_value = "cfq")]
     pub sched: String,
-    /// A setting for every scheduler (key=value; repeatable).
+    /// A setting for every scheduler (key=value; repeatable, each key once, and not one a --sched spec sets).
     #[arg(long)]
     pub set: Vec<String>,
     /// seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw.
@@ -172,7 +172,7 @@ pub struct IozoneArgs {
     /// Schedulers, comma-separated specs (one run each).
     #[arg(long, default_value = "cfq")]
     pub sched: String,
-    /// A setting for every scheduler (key=value; repeatable).
+    /// A setting for every scheduler (key=value; repeatable, each key once, and not one a --sched spec sets).
     #[arg(long)]
     pub set: Vec<String>,
     /// Auto mode: file sizes 64 KiB .. 512 MiB, records 4 KiB .. 16 MiB.
@@ -268,7 +268,7 @@ pub struct AioStressArgs {
     /// Schedulers, comma-separated specs (one run each).
     #[arg(long, default_value = "cfq")]
     pub sched: String,
-    /// A setting for every scheduler (key=value; repeatable).
+    /// A setting for every scheduler (key=value; repeatable, each key once, and not one a --sched spec sets).
     #[arg(long)]
     pub set: Vec<String>,
     /// File size (MiB unless a unit is given).

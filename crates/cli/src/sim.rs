@@ -72,7 +72,14 @@ pub fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
     for s in set {
         let (k, val) =
             s.split_once('=').ok_or_else(|| format!("--set {s}: expected key=value, e.g. --set nr_requests=8192"))?;
-        v = v.into_iter().map(|sp| sp.with_setting(k.trim(), val.trim())).collect();
+        let k = k.trim();
+        // Each setting once, as inside a spec: a second value would silently win.
+        if let Some(sp) = v.iter().find(|sp| sp.settings.iter().any(|(have, _)| have == k)) {
+            return Err(format!(
+                "--set {s}: `{k}` is already set in `{sp}`; give each setting once (in --sched or in --set)"
+            ));
+        }
+        v = v.into_iter().map(|sp| sp.with_setting(k, val.trim())).collect();
     }
     // Validate the settings now, with the scheduler's own error message after the spec
     // (which names --set's settings too).
@@ -146,7 +153,7 @@ pub struct TiobenchArgs {
     /// Random operations over all threads (tiobench.pl --random), 0..=2147483647.
     #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
     pub random: u64,
-    /// A setting for every scheduler (key=value; repeatable), e.g. --set nr_requests=8192.
+    /// A setting for every scheduler (key=value; repeatable, each key once, and not one a --sched spec sets), e.g. --set nr_requests=8192.
     #[arg(long)]
     pub set: Vec<String>,
     /// Drop clean cached pages before each phase (tiotest 0.4's -F; 0.3.3 had none).
@@ -224,7 +231,7 @@ pub struct ReadmanyArgs {
     /// runs too (the ratio column needs it).
     #[arg(long, default_value = "stream-write")]
     pub background: String,
-    /// A setting for every scheduler (key=value; repeatable).
+    /// A setting for every scheduler (key=value; repeatable, each key once, and not one a --sched spec sets).
     #[arg(long)]
     pub set: Vec<String>,
     /// Give up after this much simulated time (at most 24h); reported as "> timeout".

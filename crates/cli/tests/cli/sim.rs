@@ -208,6 +208,15 @@ fn bad_input_gets_a_clear_error() {
         ),
         (&["iozone", "-s", "1m", "-r", "4k", "-i", "0", "-z"][..], "-z shape auto mode"),
         (&["tiobench", "--sched", "deadline:fifo_batch=1,fifo_batch=2"][..], "`fifo_batch` is given twice"),
+        // Across --sched and --set, or two --set, the same rule: no silent last-one-wins.
+        (
+            &["tiobench", "--sched", "as", "--set", "antic_expire=0", "--set", "antic_expire=10"][..],
+            "--set antic_expire=10: `antic_expire` is already set in `as:antic_expire=0`",
+        ),
+        (
+            &["aio-stress", "--sched", "as:antic_expire=0", "--set", "antic_expire=10"][..],
+            "`antic_expire` is already set",
+        ),
         (&["tiobench", "--sched", "deadline:fifo_batch=-1"][..], "--sched deadline:fifo_batch=-1: value -1"),
         (&["tiobench", "--sched", "deadline:queue_depth=2"][..], "exceeds the ide-2003 disk's queue depth of 1"),
     ] {
