@@ -101,7 +101,12 @@ pub fn run(a: Args) -> Result<(), String> {
 fn print_info(i: &info::DiskInfo) {
     let opt = |v: Option<f64>, unit: &str| v.map(|x| format!("{x:.2} {unit}")).unwrap_or_else(|| "-".into());
     println!("{} ({}): {}", i.name, i.kind, i.description);
-    println!("  capacity            {:.1} GB ({} sectors)", i.capacity_gb, i.capacity_sectors);
+    let cap = if i.capacity_gb >= 1.0 {
+        format!("{:.1} GB", i.capacity_gb)
+    } else {
+        format!("{:.1} MB", i.capacity_gb * 1000.0)
+    };
+    println!("  capacity            {cap} ({} sectors)", i.capacity_sectors);
     println!("  queue depth         {}", i.queue_depth);
     if let Some(rpm) = i.rpm {
         println!("  rpm                 {rpm}");

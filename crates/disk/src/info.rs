@@ -119,8 +119,12 @@ pub fn random_4k(p: &Profile, op: Op, qd: u32, n: usize) -> (f64, f64) {
     let (ends, lats) =
         closed_loop(&mut dev, qd, n, |_| DiskCommand { id: 0, op, sector: rng.below(cap8) * 8, len_sectors: 8 });
     let warm = (n / 20).max(qd as usize);
-    let span = (ends[n - 1] - ends[warm - 1]) as f64 / 1e9;
-    let iops = (n - warm) as f64 / span;
+    let t0 = ends[warm - 1];
+    let span = (ends[n - 1] - t0) as f64 / 1e9;
+    // Commands finishing at the same instant as the first counted one belong before the
+    // span (a device completing a batch at once would otherwise count more than it did).
+    let done = ends[warm..].iter().filter(|&&e| e > t0).count();
+    let iops = done as f64 / span;
     let mean = lats[warm..].iter().sum::<u64>() as f64 / (n - warm) as f64 / 1e6;
     (iops, mean)
 }

@@ -618,6 +618,29 @@ pub fn parse_profile(src: &str, file: &str) -> Result<Profile, ProfileError> {
     }
     let description = cx.string(&doc.description, "description")?.unwrap_or("").to_owned();
     let kind = cx.choice(&doc.kind, "kind", &["hdd", "ssd", "null"], "hdd")?;
+    // A section of another kind would be read by nothing: refuse it rather than ignore it.
+    let sections: [(&str, Option<std::ops::Range<usize>>, &str); 5] = [
+        ("disk", doc.disk.as_ref().map(|x| x.span()), "hdd"),
+        ("controller", doc.controller.as_ref().map(|x| x.span()), "hdd"),
+        ("cache", doc.cache.as_ref().map(|x| x.span()), "hdd"),
+        ("ssd", doc.ssd.as_ref().map(|x| x.span()), "ssd"),
+        ("null", doc.null.as_ref().map(|x| x.span()), "null"),
+    ];
+    for (sec, span, owner) in sections {
+        if let Some(span) = span
+            && owner != kind
+        {
+            return Err(ProfileError {
+                file: file.into(),
+                line: cx.line(span.start),
+                field: Some(sec.into()),
+                msg: format!(
+                    "a [{sec}] section belongs to kind = \"{owner}\" profiles; this one is kind = \"{kind}\" \
+                     (remove the section or change the kind)"
+                ),
+            });
+        }
+    }
     let kind = match kind.as_str() {
         "hdd" => ProfileKind::Hdd(Arc::new(hdd(&cx, &doc, &name)?)),
         "ssd" => ProfileKind::Ssd(ssd(&cx, &doc)?),
@@ -639,7 +662,8 @@ fn null(cx: &Ctx, doc: &Doc) -> Result<NullParams, ProfileError> {
         latency: Duration::from_nanos(cx.duration(
             &n.latency,
             "latency",
-            0,
+            // At least a nanosecond: a device that takes no time has no rate to report.
+            1,
             10_000_000_000,
             Some(d.latency.as_nanos() as u64),
             ("null", at),

@@ -291,6 +291,19 @@ fn profile_errors_name_file_line_field_and_expectation() {
     );
     let bad = good.replace("queue_depth = 1", "queue_depth = 0");
     assert!(profile_err(&bad).contains("field `queue_depth`: expected an integer in 1..=256, got 0"));
+    // A section another kind reads is refused, not ignored.
+    let bad = good.replace("kind = \"hdd\"", "kind = \"null\"");
+    assert_eq!(
+        profile_err(&bad),
+        format!(
+            "profiles/foo.toml:{}: field `disk`: a [disk] section belongs to kind = \"hdd\" profiles; this one is kind = \"null\" (remove the section or change the kind)",
+            line_of(&bad, "[disk]")
+        )
+    );
+    let null = "name = \"n\"\nkind = \"null\"\n[null]\nlatency = \"0s\"\n";
+    assert!(
+        profile_err(null).contains("field `latency`: expected a duration such as \"8.9ms\" in 1ns..=10s, got \"0s\"")
+    );
     let bad = good.replace("surfaces = 4", "surfaces = 4\nplatters = 2");
     let e = profile_err(&bad);
     assert!(
