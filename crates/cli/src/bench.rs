@@ -71,8 +71,8 @@ pub struct FileioArgs {
     /// seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw.
     #[arg(long)]
     pub file_test_mode: String,
-    /// Number of files.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 128)]
+    /// Number of files, at least 1.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 128, value_parser = clap::value_parser!(u32).range(1..))]
     pub file_num: u32,
     /// Total size of all files.
     #[arg(allow_hyphen_values = true, long, default_value = "2G")]

@@ -79,7 +79,8 @@ struct TiobenchArgs {
     /// Request size (a multiple of 4k).
     #[arg(allow_hyphen_values = true, long, default_value = "4k")]
     block: String,
-    /// Random operations over all threads (0..=2147483647, tiotest's C int).
+    /// Random operations over all threads: at least one per thread when a random phase
+    /// runs, at most 2147483647 (tiotest's C int).
     #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
     random: u64,
     /// Gap between threads' regions (tiotest -o), e.g. 64M; 0 = back to back.

@@ -9,7 +9,9 @@ use std::path::PathBuf;
 pub struct Args {
     /// Only this scheduler (name or alias).
     pub name: Option<String>,
-    /// Print JSON instead of tables.
+    /// Print JSON instead of tables: `schedulers` (name, aliases, follows, summary,
+    /// tunables) and `queue_tunables`; each tunable has name, unit, default and range as
+    /// printed, default_value, min and max as numbers in its unit, and meaning.
     #[arg(long)]
     pub json: bool,
 }
@@ -18,8 +20,13 @@ pub struct Args {
 struct TunableRow {
     name: &'static str,
     unit: &'static str,
+    /// As the table prints them.
     default: String,
     range: String,
+    /// The same as numbers in `unit` (a mode: its index), for programs.
+    default_value: Option<i64>,
+    min: i64,
+    max: i64,
     meaning: &'static str,
 }
 
@@ -46,6 +53,9 @@ fn rows(specs: &[Spec], get: impl Fn(&str) -> Option<i64>) -> Vec<TunableRow> {
             unit: s.kind.unit(),
             default: get(s.name).map(|v| s.kind.format(v)).unwrap_or_default(),
             range: s.kind.describe_range(),
+            default_value: get(s.name),
+            min: s.kind.range().0,
+            max: s.kind.range().1,
             meaning: s.help,
         })
         .collect()
@@ -54,7 +64,16 @@ fn rows(specs: &[Spec], get: impl Fn(&str) -> Option<i64>) -> Vec<TunableRow> {
 pub fn run(a: Args) -> Result<(), String> {
     let hz = iosched_core::Hz::default();
     let wanted = match &a.name {
-        Some(n) => Some(SchedSpec::parse(n).map_err(|e| e.to_string())?.name),
+        Some(n) => {
+            let spec = SchedSpec::parse(n).map_err(|e| e.to_string())?;
+            if !spec.settings.is_empty() {
+                return Err(format!(
+                    "{n}: give a scheduler name only, e.g. `iosched schedulers {}`; the listing shows defaults, not settings",
+                    spec.name
+                ));
+            }
+            Some(spec.name)
+        }
         None => None,
     };
     let mut listing = Listing { schedulers: Vec::new(), queue_tunables: Vec::new() };

@@ -150,7 +150,8 @@ pub struct TiobenchArgs {
     /// Bytes per read/write call.
     #[arg(allow_hyphen_values = true, long, default_value = "4k")]
     pub block: String,
-    /// Random operations over all threads (tiobench.pl --random), 0..=2147483647.
+    /// Random operations over all threads (tiobench.pl --random): at least one per thread
+    /// (tiotest gives each thread random/threads), at most 2147483647 (tiotest's C int).
     #[arg(long, allow_negative_numbers = true, default_value_t = 4000)]
     pub random: u64,
     /// A setting for every scheduler (key=value; repeatable, each key once, and not one a --sched spec sets), e.g. --set nr_requests=8192.

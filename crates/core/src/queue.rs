@@ -99,9 +99,24 @@ const BATCH_REQUESTS: u32 = 32;
 /// The queue-level tunables, by sysfs name.
 pub const QUEUE_TUNABLES: &[Spec] = &[
     Spec::count("nr_requests", 4, 1 << 20, "request slots per direction (reads and writes separately)"),
-    Spec::kib("max_sectors_kb", 4, 32767, "largest request the queue builds by merging"),
-    Spec::count("max_sectors", 8, 65535, "the same in 512-byte sectors, as a driver sets it (2.5 IDE: 255)"),
-    Spec::count("queue_depth", 1, 1024, "requests the device holds at once (1 = IDE without TCQ)"),
+    Spec::kib(
+        "max_sectors_kb",
+        4,
+        32767,
+        "largest request the queue builds by merging (default: the device's; simulated disks set it from the profile)",
+    ),
+    Spec::count(
+        "max_sectors",
+        8,
+        65535,
+        "the same in 512-byte sectors, as a driver sets it (2.5 IDE: 255; default: the device's)",
+    ),
+    Spec::count(
+        "queue_depth",
+        1,
+        1024,
+        "requests the device holds at once (1 = IDE without TCQ; default: the device's, from the disk profile or the real target)",
+    ),
     Spec::boolean("plugging", "plug an idle queue briefly so requests can gather and merge"),
     Spec::count("unplug_thresh", 1, 1 << 20, "queued requests that unplug a plugged queue"),
     Spec::millis("unplug_delay", 1, 1000, "time after which a plugged queue unplugs itself"),

@@ -17,6 +17,8 @@ pub enum Kind {
     Millis { min: i64, max: i64 },
     /// A time in nanoseconds (Kyber's `*_lat_nsec`).
     Nanos { min: i64, max: i64 },
+    /// A time in whole microseconds (BFQ's `slice_idle_us`).
+    Micros { min: i64, max: i64 },
     /// A plain count.
     Count { min: i64, max: i64 },
     /// A size in KiB (`max_sectors_kb`, `back_seek_max`).
@@ -34,6 +36,7 @@ impl Kind {
         match self {
             Kind::Millis { .. } => "ms",
             Kind::Nanos { .. } => "ns",
+            Kind::Micros { .. } => "us",
             Kind::Count { .. } => "count",
             Kind::Kib { .. } => "KiB",
             Kind::Bool => "bool",
@@ -41,10 +44,12 @@ impl Kind {
             Kind::Values(_) => "count",
         }
     }
-    fn range(&self) -> (i64, i64) {
+    /// The allowed values, inclusive, in the unit of [`Kind::unit`] (a choice: its indices).
+    pub fn range(&self) -> (i64, i64) {
         match *self {
             Kind::Millis { min, max }
             | Kind::Nanos { min, max }
+            | Kind::Micros { min, max }
             | Kind::Count { min, max }
             | Kind::Kib { min, max } => (min, max),
             Kind::Bool => (0, 1),
@@ -57,6 +62,7 @@ impl Kind {
         match *self {
             Kind::Millis { min, max } => format!("{}..={} ms", fmt_min(min), fmt_max(max)),
             Kind::Nanos { min, max } => format!("{}..={} ns", fmt_min(min), fmt_max(max)),
+            Kind::Micros { min, max } => format!("{}..={} us", fmt_min(min), fmt_max(max)),
             Kind::Count { min, max } => format!("{}..={}", fmt_min(min), fmt_max(max)),
             Kind::Kib { min, max } => format!("{}..={} KiB", fmt_min(min), fmt_max(max)),
             Kind::Bool => "0 or 1".to_string(),
@@ -69,6 +75,7 @@ impl Kind {
         match *self {
             Kind::Millis { .. } => format!("{v}ms"),
             Kind::Nanos { .. } => format!("{v}ns"),
+            Kind::Micros { .. } => format!("{v}us"),
             Kind::Kib { .. } => format!("{v}k"),
             Kind::Choice(names) => names.get(v as usize).copied().unwrap_or("?").to_string(),
             _ => v.to_string(),
@@ -100,6 +107,9 @@ impl Spec {
     }
     pub const fn nanos(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
         Spec { name, kind: Kind::Nanos { min, max }, help }
+    }
+    pub const fn micros(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
+        Spec { name, kind: Kind::Micros { min, max }, help }
     }
     pub const fn count(name: &'static str, min: i64, max: i64, help: &'static str) -> Spec {
         Spec { name, kind: Kind::Count { min, max }, help }
@@ -137,6 +147,7 @@ impl Spec {
             },
             Kind::Millis { .. } => parse_millis(t).map_err(bad)?,
             Kind::Nanos { .. } => parse_nanos(t).map_err(bad)?,
+            Kind::Micros { .. } => parse_micros(t).map_err(bad)?,
             Kind::Kib { .. } => parse_kib(t).map_err(bad)?,
             Kind::Count { .. } | Kind::Values(_) => parse_count(t).map_err(bad)?,
         };
@@ -177,6 +188,16 @@ fn parse_nanos(t: &str) -> Result<i64, String> {
     let expected = || "a time in nanoseconds, e.g. 2000000, 2ms, 250us".to_string();
     let ns = time::parse_time_nanos(t, Some(1)).ok_or_else(expected)?;
     i64::try_from(ns).map_err(|_| expected())
+}
+
+/// A duration in whole microseconds: `8000`, `8ms`, `8000us`.
+fn parse_micros(t: &str) -> Result<i64, String> {
+    let expected = || "a time in whole microseconds, e.g. 8000, 8000us, 8ms".to_string();
+    let ns = time::parse_time_nanos(t, Some(1_000)).ok_or_else(expected)?;
+    if ns % 1_000 != 0 {
+        return Err(format!("a whole number of microseconds (sysfs has no finer unit), got {t}"));
+    }
+    i64::try_from(ns / 1_000).map_err(|_| expected())
 }
 
 /// A size in KiB: `128`, `128k`, `1m`, `512K`, `1M`.

@@ -37,3 +37,26 @@ fn a_closed_output_pipe_ends_quietly() {
 }
 
 const SIGPIPE: i32 = 13; // on Linux
+
+/// `schedulers NAME` lists one scheduler; a spec with settings is refused (the listing
+/// shows defaults, and the settings would be silently dropped). `--json` carries each
+/// tunable's default and range as numbers in its unit too.
+#[test]
+fn schedulers_lists_defaults_as_text_and_numbers() {
+    let o = iosched(&["schedulers", "as:foo=1"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("give a scheduler name only"), "{}", stderr(&o));
+    let o = iosched(&["schedulers", "bfq", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = v["schedulers"][0]["tunables"].as_array().unwrap();
+    let us = t.iter().find(|x| x["name"] == "slice_idle_us").unwrap();
+    assert_eq!((us["unit"].as_str(), us["default"].as_str()), (Some("us"), Some("8000us")), "{us}");
+    assert_eq!((us["default_value"].as_i64(), us["min"].as_i64()), (Some(8000), Some(0)), "{us}");
+    let q = v["queue_tunables"].as_array().unwrap();
+    let nr = q.iter().find(|x| x["name"] == "nr_requests").unwrap();
+    assert_eq!(
+        (nr["default_value"].as_i64(), nr["min"].as_i64(), nr["max"].as_i64()),
+        (Some(128), Some(4), Some(1 << 20))
+    );
+}

@@ -40,7 +40,7 @@ use wf2q::{QId, Tree, Wf2q};
 
 const TUNABLES: &[Spec] = &[
     Spec::millis("slice_idle", 0, i32::MAX as i64, "how long the empty in-service queue is waited for"),
-    Spec::count("slice_idle_us", 0, i32::MAX as i64, "the same in microseconds"),
+    Spec::micros("slice_idle_us", 0, i32::MAX as i64, "the same in microseconds"),
     Spec::millis("timeout_sync", 1, i32::MAX as i64, "budget timeout of a queue's service slot"),
     Spec::count(
         "max_budget",
