@@ -155,7 +155,9 @@ pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
 pub struct ReplayArgs {
     /// A queue-input trace written by `--record` (real runtime) or the simulator.
     pub file: PathBuf,
-    /// Scheduler spec to replay with (default: the trace's `# sched` line).
+    /// Scheduler spec to replay with (default: the trace's `# sched` line). The device's
+    /// settings recorded there (queue_depth, rotational, max_sectors) apply unless this
+    /// spec sets them.
     #[arg(long)]
     pub sched: Option<String>,
     /// One JSON object: file, scheduler, records, identical, and dispatches (when
@@ -184,7 +186,20 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
             format!("{}:{}: `# sched`", a.file.display(), line.map_or(0, |i| i + 1))
         }
     };
-    let spec = SchedSpec::parse(&spec_text).map_err(|e| format!("{}: {e}", origin()))?;
+    let mut spec = SchedSpec::parse(&spec_text).map_err(|e| format!("{}: {e}", origin()))?;
+    // The recorded spec also carries what the device told the queue (its depth, whether it
+    // rotates, its largest request): those describe the recording, not the scheduler, so
+    // they carry over to a --sched that does not set them.
+    if a.sched.is_some()
+        && let Some(rec) = t.meta("sched").and_then(|s| SchedSpec::parse(s).ok())
+    {
+        for (k, v) in &rec.settings {
+            let device = matches!(k.as_str(), "queue_depth" | "rotational" | "max_sectors" | "max_sectors_kb");
+            if device && !spec.settings.iter().any(|(have, _)| have == k) {
+                spec = spec.with_setting(k, v);
+            }
+        }
+    }
     let mut q = spec.queue().map_err(|e| format!("{}: {e}", origin()))?;
     let r = trace::replay(&t.records, &mut q);
     if a.json {

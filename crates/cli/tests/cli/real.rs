@@ -123,6 +123,16 @@ fn real_record_then_replay() {
     let ok = stdout(&r);
     assert!(ok.starts_with("replay OK: 1024 dispatches identical"), "{ok}");
     let n = 1024;
+    // Another --sched keeps the device's recorded depth (the recording's queue held 8).
+    let r = iosched(&["replay", trace.s(), "--sched", "as"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    assert!(stdout(&r).contains("scheduler as:queue_depth="), "{}", stdout(&r));
+    let r = iosched(&["replay", trace.s(), "--sched", "as:queue_depth=1"]);
+    assert!(
+        stdout(&r).contains("scheduler as:queue_depth=1)") || stderr(&r).contains("replay FAILED"),
+        "{}",
+        stdout(&r)
+    );
 
     let text = std::fs::read_to_string(&trace.0).unwrap();
     let mut lines: Vec<String> = text.lines().map(String::from).collect();
