@@ -248,7 +248,9 @@ pub struct ReadmanyArgs {
     /// Print per-second vmstat-like lines for each run.
     #[arg(long)]
     pub vmstat: bool,
-    /// JSON lines: one object per run.
+    /// JSON lines: one object per run (scheduler, background, elapsed_s, timed_out, files_read,
+    /// bytes_read, background_bytes, ratio_to_unloaded — null when the unloaded run is
+    /// missing or itself timed out — and seed).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -276,18 +278,21 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     let p = Progress::new("readmany");
     let results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;
     p.finish();
+    // The ratio to the unloaded run; none when that run was not measured, or itself
+    // stopped at --timeout (a time that is only a lower bound divides into nothing).
     let unloaded = |r: &ReadmanyResult| {
         results
             .iter()
             .find(|u| u.scheduler == r.scheduler && u.background == Background::None)
+            .filter(|u| !u.timed_out)
             .map(|u| u.elapsed_s)
-            .unwrap_or(f64::NAN)
     };
+    let ratio_of = |r: &ReadmanyResult| unloaded(r).map(|u| r.elapsed_s / u);
     if a.json {
         let mut out = std::io::stdout().lock();
         for r in &results {
             let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
-            v["ratio_to_unloaded"] = serde_json::json!(r.elapsed_s / unloaded(r));
+            v["ratio_to_unloaded"] = serde_json::json!(ratio_of(r));
             v["seed"] = serde_json::json!(cfg.machine.seed);
             serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
             let _ = writeln!(out);
@@ -310,8 +315,11 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     for r in &results {
         let el = if r.timed_out { format!("> {}", fmt_secs(r.elapsed_s)) } else { fmt_secs(r.elapsed_s) };
         // A run stopped at --timeout took at least this long: so is its ratio a lower bound.
-        let ratio = r.elapsed_s / unloaded(r);
-        let ratio = if r.timed_out { format!("> {ratio:.1}") } else { format!("{ratio:.1}") };
+        let ratio = match ratio_of(r) {
+            None => "-".to_string(),
+            Some(x) if r.timed_out => format!("> {x:.1}"),
+            Some(x) => format!("{x:.1}"),
+        };
         println!(
             "{:<w$} {:<13} {:>10} {:>9} {:>12.0}",
             r.scheduler,

@@ -130,6 +130,16 @@ fn readmany_reports_ratio_to_unloaded() {
     for k in ["scheduler", "background", "elapsed_s", "ratio_to_unloaded"] {
         assert!(rows[1].get(k).is_some());
     }
+    // An unloaded run stopped at --timeout measured only a lower bound: no ratio to it,
+    // in the JSON (null) and in the table (-), rather than a "> 1.0" that means nothing.
+    let args =
+        ["readmany", "--sched", "as", "--background", "stream-write", "--tree-scale", "0.05", "--timeout", "100ms"];
+    let o = iosched(&[&args[..], &["--json"]].concat());
+    let rows: Vec<serde_json::Value> = stdout(&o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(rows.iter().all(|r| r["timed_out"] == true && r["ratio_to_unloaded"].is_null()), "{rows:?}");
+    let t = stdout(&iosched(&args));
+    let row = t.lines().find(|l| l.contains("stream-write")).unwrap();
+    assert!(row.contains("> 0.1 s") && row.split_whitespace().nth(5) == Some("-"), "{t}");
 }
 
 /// The text header names the tree as generated: a tiny scale still keeps a file in each
