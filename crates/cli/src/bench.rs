@@ -238,13 +238,24 @@ pub fn iozone(a: IozoneArgs) -> Result<(), String> {
         };
         c
     } else {
-        if a.min_file.is_some()
-            || a.max_file.is_some()
-            || a.min_record.is_some()
-            || a.max_record.is_some()
-            || a.all_records
-        {
-            return Err("-n, -g, -y, -q and -z shape auto mode: add -a, or give -s and -r".into());
+        let given: Vec<&str> = [
+            ("-n", a.min_file.is_some()),
+            ("-g", a.max_file.is_some()),
+            ("-y", a.min_record.is_some()),
+            ("-q", a.max_record.is_some()),
+            ("-z", a.all_records),
+        ]
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(f, _)| *f)
+        .collect();
+        if !given.is_empty() {
+            return Err(format!(
+                "{} only shape{} auto mode: add -a, or drop {} and set the single run's sizes with -s and -r",
+                given.join(", "),
+                if given.len() == 1 { "s" } else { "" },
+                if given.len() == 1 { "it" } else { "them" }
+            ));
         }
         let file = opt("s", &a.size)?.unwrap_or(512 << 10);
         let record = opt("r", &a.record)?.unwrap_or(4 << 10);

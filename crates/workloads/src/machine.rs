@@ -252,7 +252,10 @@ pub fn parse_duration(s: &str) -> Result<iosched_core::Duration, String> {
         (t, 1.0)
     };
     let x: f64 = num.trim().parse().map_err(|_| bad())?;
-    if !x.is_finite() || x < 0.0 || x * mult > 1e7 {
+    if x < 0.0 {
+        return Err(format!("bad duration `{t}`: a duration cannot be negative"));
+    }
+    if !x.is_finite() || x * mult > 1e7 {
         return Err(bad());
     }
     Ok(iosched_core::Duration::from_secs_f64(x * mult))

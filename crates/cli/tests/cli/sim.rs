@@ -216,7 +216,9 @@ fn bad_input_gets_a_clear_error() {
             &["iozone", "-s", "1m", "-r", "4k", "-i", "0", "--sched", "deadline:queue_depth=64"][..],
             "--sched deadline:queue_depth=64: queue_depth 64 exceeds",
         ),
-        (&["iozone", "-s", "1m", "-r", "4k", "-i", "0", "-z"][..], "-z shape auto mode"),
+        (&["iozone", "-s", "1m", "-r", "4k", "-i", "0", "-z"][..], "-z only shapes auto mode: add -a, or drop it"),
+        (&["iozone", "-n", "2m", "-s", "1m"][..], "-n only shapes auto mode"),
+        (&["readmany", "--warmup", "-1s"][..], "--warmup: bad duration `-1s`: a duration cannot be negative"),
         (&["tiobench", "--sched", "deadline:fifo_batch=1,fifo_batch=2"][..], "`fifo_batch` is given twice"),
         // Across --sched and --set, or two --set, the same rule: no silent last-one-wins.
         (
