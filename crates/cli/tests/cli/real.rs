@@ -273,6 +273,12 @@ fn real_readmany_bounds_its_readers_and_writer_depth() {
         "--json",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The table shows only the phases that ran; --as-printed keeps tiobench.pl's four.
+    let base = ["real", "tiobench", "--target", t.s(), "--size", "4M", "--threads", "1", "--phases", "seq_write"];
+    let table = stdout(&iosched(&base));
+    assert!(table.contains("\nSequential Writes\n") && !table.contains("Random Reads"), "{table}");
+    let printed = stdout(&iosched(&[&base[..], &["--as-printed"]].concat()));
+    assert!(printed.contains("\nRandom Reads\n"), "{printed}");
 }
 
 /// A --size the emulated disk cannot hold is refused before the target is created.
