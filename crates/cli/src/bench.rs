@@ -23,17 +23,21 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
     writeln!(out).map_err(|e| e.to_string())
 }
 
-/// Run `f` for every scheduler spec, printing each result as text or one JSON line.
+/// Run `f` for every scheduler spec, printing each result as text or one JSON line (with
+/// the machine it ran on under `machine`).
 fn for_each_spec<R: serde::Serialize>(
     specs: &[SchedSpec],
     json: bool,
+    m: &Machine,
     f: impl Fn(&SchedSpec) -> Result<R, String>,
     text: impl Fn(&R) -> String,
 ) -> Result<(), String> {
     for (i, s) in specs.iter().enumerate() {
         let r = f(s)?;
         if json {
-            print_json(&r)?;
+            let mut v = serde_json::to_value(&r).map_err(|e| e.to_string())?;
+            v["machine"] = m.json();
+            print_json(&v)?;
         } else {
             if i > 0 {
                 println!();
@@ -161,7 +165,7 @@ pub fn sysbench(a: SysbenchArgs) -> Result<(), String> {
     cfg.percentile = a.percentile;
     cfg.drop_caches = a.drop_caches;
     cfg.validate()?;
-    for_each_spec(&specs, a.json, |s| sysbench::run(s, &cfg), |r| sysbench::render(r, &m))
+    for_each_spec(&specs, a.json, &m, |s| sysbench::run(s, &cfg), |r| sysbench::render(r, &m))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -268,7 +272,7 @@ pub fn iozone(a: IozoneArgs) -> Result<(), String> {
     cfg.include_flush = a.include_flush;
     cfg.stride = a.stride;
     cfg.validate()?;
-    for_each_spec(&specs, a.json, |s| iozone::run(s, &cfg), |r| iozone::render(r, &m))
+    for_each_spec(&specs, a.json, &m, |s| iozone::run(s, &cfg), |r| iozone::render(r, &m))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -343,7 +347,7 @@ pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {
     cfg.fsync_stages = !a.no_fsync;
     cfg.stonewall = !a.no_stonewall;
     cfg.validate()?;
-    for_each_spec(&specs, a.json, |s| aio_stress::run(s, &cfg), |r| aio_stress::render(r, &m))
+    for_each_spec(&specs, a.json, &m, |s| aio_stress::run(s, &cfg), |r| aio_stress::render(r, &m))
 }
 
 // ---------------------------------------------------------------------------------------

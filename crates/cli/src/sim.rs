@@ -164,7 +164,7 @@ pub struct TiobenchArgs {
     /// naming the machine and seed then goes to stderr, so stdout is tiobench.pl's alone.
     #[arg(long, conflicts_with = "json")]
     pub as_printed: bool,
-    /// One JSON object per (scheduler, phase, threads) instead of the table.
+    /// One JSON object per (scheduler, phase, threads) instead of the table, each with the machine it ran on (`machine`).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -192,6 +192,7 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
             // Every object names its seed, as the table's first line does.
             let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
             v["seed"] = serde_json::json!(cfg.machine.seed);
+            v["machine"] = cfg.machine.json();
             serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
             let _ = writeln!(out);
         }
@@ -294,6 +295,7 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
             let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
             v["ratio_to_unloaded"] = serde_json::json!(ratio_of(r));
             v["seed"] = serde_json::json!(cfg.machine.seed);
+            v["machine"] = cfg.machine.json();
             serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
             let _ = writeln!(out);
         }

@@ -68,6 +68,20 @@ impl Machine {
         Ok(h)
     }
 
+    /// The machine for a JSON record: disk, memory, CPU, host, the mapped memory in
+    /// effect (the host profile's unless set), and the seed.
+    pub fn json(&self) -> serde_json::Value {
+        let mapped = self.host_profile().map(|h| h.mapped_bytes).ok();
+        serde_json::json!({
+            "disk": self.disk,
+            "mem_bytes": self.mem_bytes,
+            "cpu": self.cpu,
+            "host": self.host,
+            "mapped_bytes": mapped,
+            "seed": self.seed,
+        })
+    }
+
     /// Check the machine description (profiles exist, sizes sensible).
     pub fn validate(&self) -> Result<(), String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;

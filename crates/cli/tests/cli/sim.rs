@@ -87,6 +87,34 @@ fn tiobench_json_rows_have_the_documented_fields() {
     }
     let phases: Vec<&str> = rows.iter().map(|r| r["phase"].as_str().unwrap()).collect();
     assert_eq!(phases, ["seq_write", "rand_write", "seq_read", "rand_read"]);
+    // Each line names the machine it ran on, mapped memory as in effect.
+    let m = &rows[0]["machine"];
+    assert_eq!(
+        (m["disk"].as_str(), m["mem_bytes"].as_u64(), m["cpu"].as_str()),
+        (Some("ide-2003"), Some(64 << 20), Some("piii-1000")),
+        "{m}"
+    );
+    assert_eq!(
+        (m["host"].as_str(), m["mapped_bytes"].as_u64(), m["seed"].as_u64()),
+        (Some("linux-2.5"), Some(8 << 20), Some(1)),
+        "{m}"
+    );
+    let o = iosched(&[
+        "sysbench",
+        "fileio",
+        "--file-test-mode",
+        "rndrd",
+        "--file-num",
+        "4",
+        "--file-total-size",
+        "16M",
+        "--events",
+        "100",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(stdout(&o).lines().next().unwrap()).unwrap();
+    assert_eq!(v["machine"]["host"], "linux-2.6", "{v}");
 }
 
 #[test]
