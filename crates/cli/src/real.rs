@@ -99,8 +99,9 @@ struct TiobenchArgs {
 struct ReadmanyArgs {
     #[command(flatten)]
     common: Common,
-    /// Fraction of the 2.4.19 kernel tree (1 = 11,219 files, ~141.6 MB).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 0.25)]
+    /// Fraction of the 2.4.19 kernel tree (1 = 11,219 files, ~141.6 MB). Also
+    /// `--tree-scale`, as the simulated `iosched readmany` calls it.
+    #[arg(long, visible_alias = "tree-scale", allow_negative_numbers = true, default_value_t = 0.25)]
     scale: f64,
     /// Reader threads, 1..=4096 (1 = `find | xargs cat`).
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]

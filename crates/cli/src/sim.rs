@@ -243,8 +243,9 @@ pub struct ReadmanyArgs {
     #[arg(allow_hyphen_values = true, long, default_value = "20s")]
     pub warmup: String,
     /// Fraction of the 2.4.19 tree to read (1 = all 11,219 files); every top-level
-    /// directory keeps at least one file, and the header says what the tree holds.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 1.0)]
+    /// directory keeps at least one file, and the header says what the tree holds. Also
+    /// `--scale`, as `iosched real readmany` calls it.
+    #[arg(long, visible_alias = "scale", allow_negative_numbers = true, default_value_t = 1.0)]
     pub tree_scale: f64,
     /// Print per-second vmstat-like lines for each run.
     #[arg(long)]
