@@ -143,7 +143,10 @@ struct FioArgs {
     runtime: Option<String>,
     /// One job per listed I/O priority, each its own owner (process) with --iodepth in
     /// flight: e.g. be/0,be/7 (rt/N, be/N, idle; fio's prioclass/prio per job). Default:
-    /// one job at the default priority.
+    /// one job at the default priority. Each job's IOPS is over its own time, up to its
+    /// last completion; the total is over the whole run, up to the last job's (as fio's
+    /// group figures are), so a starved job's late completions can put it below the
+    /// fastest job's.
     #[arg(long)]
     prio: Option<String>,
 }
