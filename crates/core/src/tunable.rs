@@ -175,29 +175,33 @@ impl Spec {
 
 /// A duration in whole milliseconds: `6`, `6ms`, `1s`, `1.5s`, `2000us`.
 fn parse_millis(t: &str) -> Result<i64, String> {
-    let expected = || "a time in whole milliseconds, e.g. 6, 6ms, 1s".to_string();
-    let ns = time::parse_time_nanos(t, Some(1_000_000)).ok_or_else(expected)?;
-    if ns % 1_000_000 != 0 {
-        return Err(format!("a whole number of milliseconds (sysfs has no finer unit), got {t}"));
-    }
-    i64::try_from(ns / 1_000_000).map_err(|_| expected())
+    parse_whole(t, 1_000_000, "milliseconds", "6, 6ms, 1s")
 }
 
 /// A duration in nanoseconds: `2000000`, `2ms`, `1.5ms`, `250us`, `1s`, `500ns`.
 fn parse_nanos(t: &str) -> Result<i64, String> {
-    let expected = || "a time in nanoseconds, e.g. 2000000, 2ms, 250us".to_string();
-    let ns = time::parse_time_nanos(t, Some(1)).ok_or_else(expected)?;
-    i64::try_from(ns).map_err(|_| expected())
+    parse_whole(t, 1, "nanoseconds", "2000000, 2ms, 250us")
 }
 
 /// A duration in whole microseconds: `8000`, `8ms`, `8000us`.
 fn parse_micros(t: &str) -> Result<i64, String> {
-    let expected = || "a time in whole microseconds, e.g. 8000, 8000us, 8ms".to_string();
-    let ns = time::parse_time_nanos(t, Some(1_000)).ok_or_else(expected)?;
-    if ns % 1_000 != 0 {
-        return Err(format!("a whole number of microseconds (sysfs has no finer unit), got {t}"));
+    parse_whole(t, 1_000, "microseconds", "8000, 8000us, 8ms")
+}
+
+/// A duration in whole units of `unit_ns` (a bare number is in that unit).
+fn parse_whole(t: &str, unit_ns: u128, unit: &str, examples: &str) -> Result<i64, String> {
+    let expected = || {
+        if unit_ns == 1 {
+            format!("a time in {unit}, e.g. {examples}")
+        } else {
+            format!("a time in whole {unit}, e.g. {examples}")
+        }
+    };
+    let ns = time::parse_time_nanos(t, Some(unit_ns)).ok_or_else(expected)?;
+    if ns % unit_ns != 0 {
+        return Err(format!("a whole number of {unit} (sysfs has no finer unit), got {t}"));
     }
-    i64::try_from(ns / 1_000).map_err(|_| expected())
+    i64::try_from(ns / unit_ns).map_err(|_| expected())
 }
 
 /// A size in KiB: `128`, `128k`, `1m`, `512K`, `1M`.
