@@ -214,9 +214,8 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
                 };
                 return Err(TunableError::Syntax { spec: text.into(), expected });
             }
+            last.text.push_str(&format!(",{k}={v}"));
             last.settings.push((k, v));
-            last.text.push(',');
-            last.text.push_str(item);
             continue;
         }
         let (name, first) = match item.split_once(':') {
@@ -225,10 +224,13 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
         };
         let info = lookup(name)
             .ok_or_else(|| TunableError::UnknownScheduler { name: name.to_string(), allowed: all_names() })?;
-        let mut spec = SchedSpec { name: info.name, settings: Vec::new(), text: item.to_string() };
+        // The label as the kernel spells names (lower case: `AS` and `as` are one
+        // scheduler, so one row label) and without stray spaces.
+        let mut spec = SchedSpec { name: info.name, settings: Vec::new(), text: name.to_ascii_lowercase() };
         open = first.is_some();
         if let Some(kv) = first {
             let (k, v) = split_kv(kv, text)?;
+            spec.text.push_str(&format!(":{k}={v}"));
             spec.settings.push((k, v));
         }
         out.push(spec);
@@ -266,6 +268,11 @@ mod tests {
         assert_eq!(v[1].name, "anticipatory");
         assert_eq!(v[2].settings.len(), 2);
         assert_eq!(v[2].text, "as:nr_requests=8192,antic_expire=0");
+        // Names are matched without regard to case, and labelled as the kernel spells them,
+        // without stray spaces: `AS` and `as` make one row.
+        let v = parse_list("AS, Deadline: read_expire=5 ,fifo_batch = 4").unwrap();
+        let texts: Vec<&str> = v.iter().map(|s| s.text.as_str()).collect();
+        assert_eq!(texts, ["as", "deadline:read_expire=5,fifo_batch=4"]);
     }
 
     #[test]
