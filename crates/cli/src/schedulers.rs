@@ -11,7 +11,8 @@ pub struct Args {
     pub name: Option<String>,
     /// Print JSON instead of tables: `schedulers` (name, aliases, follows, summary,
     /// tunables) and `queue_tunables`; each tunable has name, unit, default and range as
-    /// printed, default_value, min and max as numbers in its unit, and meaning.
+    /// printed, default_value, min and max as numbers in its unit (allowed: the only
+    /// values, for hz), and meaning.
     #[arg(long)]
     pub json: bool,
 }
@@ -23,10 +24,13 @@ struct TunableRow {
     /// As the table prints them.
     default: String,
     range: String,
-    /// The same as numbers in `unit` (a mode: its index), for programs.
+    /// The same as numbers in `unit` (a mode: its index), for programs. The default is
+    /// the value without a device (a device sets queue_depth and max_sectors).
     default_value: Option<i64>,
     min: i64,
     max: i64,
+    /// When only some values between min and max are allowed (`hz`), those.
+    allowed: Option<Vec<i64>>,
     meaning: &'static str,
 }
 
@@ -56,6 +60,10 @@ fn rows(specs: &[Spec], get: impl Fn(&str) -> Option<i64>) -> Vec<TunableRow> {
             default_value: get(s.name),
             min: s.kind.range().0,
             max: s.kind.range().1,
+            allowed: match s.kind {
+                iosched_core::tunable::Kind::Values(vs) => Some(vs.to_vec()),
+                _ => None,
+            },
             meaning: s.help,
         })
         .collect()
@@ -155,9 +163,9 @@ pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
 pub struct ReplayArgs {
     /// A queue-input trace written by `--record` (real runtime) or the simulator.
     pub file: PathBuf,
-    /// Scheduler spec to replay with (default: the trace's `# sched` line). The device's
-    /// settings recorded there (queue_depth, rotational, max_sectors) apply unless this
-    /// spec sets them.
+    /// Scheduler spec to replay with (default: the trace's `# sched` line). What the
+    /// device told the queue, recorded there (queue_depth, rotational), applies unless
+    /// this spec sets it; the recording's other settings do not carry over.
     #[arg(long)]
     pub sched: Option<String>,
     /// One JSON object: file, scheduler, records, identical, and dispatches (when
@@ -188,14 +196,14 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
     };
     let mut spec = SchedSpec::parse(&spec_text).map_err(|e| format!("{}: {e}", origin()))?;
     // The recorded spec also carries what the device told the queue (its depth, whether it
-    // rotates, its largest request): those describe the recording, not the scheduler, so
-    // they carry over to a --sched that does not set them.
+    // rotates; the runtime adds them): those describe the recording, not the scheduler,
+    // so they carry over to a --sched that does not set them.
     if a.sched.is_some()
         && let Some(rec) = t.meta("sched").and_then(|s| SchedSpec::parse(s).ok())
     {
         for (k, v) in &rec.settings {
-            let device = matches!(k.as_str(), "queue_depth" | "rotational" | "max_sectors" | "max_sectors_kb");
-            if device && !spec.settings.iter().any(|(have, _)| have == k) {
+            let device = matches!(k.as_str(), "queue_depth" | "rotational");
+            if device && !spec.settings.iter().any(|(have, _)| iosched_policies::same_knob(have, k)) {
                 spec = spec.with_setting(k, v);
             }
         }

@@ -74,7 +74,8 @@ pub fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
             s.split_once('=').ok_or_else(|| format!("--set {s}: expected key=value, e.g. --set nr_requests=8192"))?;
         let k = k.trim();
         // Each setting once, as inside a spec: a second value would silently win.
-        if let Some(sp) = v.iter().find(|sp| sp.settings.iter().any(|(have, _)| have == k)) {
+        // Also under its other name (max_sectors / max_sectors_kb, slice_idle / slice_idle_us).
+        if let Some(sp) = v.iter().find(|sp| sp.settings.iter().any(|(have, _)| iosched_policies::same_knob(have, k))) {
             return Err(format!(
                 "--set {s}: `{k}` is already set in `{sp}`; give each setting once (in --sched or in --set)"
             ));
@@ -252,7 +253,7 @@ pub struct ReadmanyArgs {
     pub vmstat: bool,
     /// JSON lines: one object per run (scheduler, background, elapsed_s, timed_out, files_read,
     /// bytes_read, background_bytes, ratio_to_unloaded — null when the unloaded run is
-    /// missing or itself timed out — and seed).
+    /// missing or itself timed out —, seed and machine).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -113,7 +113,8 @@ pub struct SchedSpec {
     pub name: &'static str,
     /// `key=value` settings in the order written.
     pub settings: Vec<(String, String)>,
-    /// The text as the user wrote it (used to label report rows).
+    /// The label of report rows: the name in lower case and the settings as written,
+    /// without stray spaces (`deadline:read_expire=5`).
     pub text: String,
 }
 
@@ -136,8 +137,10 @@ impl SchedSpec {
         Ok(v.remove(0))
     }
 
-    /// Add a setting (from `--set key=value`); later settings win. The label (`text`)
-    /// shows it too, so a report names the configuration that actually ran.
+    /// Add a setting (from `--set key=value`, or a recording's device settings). If the
+    /// spec already sets the knob, the later setting wins when the queue is built; the
+    /// command line refuses that case before calling this (see `same_knob`). The label
+    /// (`text`) shows the setting too, so a report names the configuration that ran.
     pub fn with_setting(mut self, key: &str, value: &str) -> Self {
         self.settings.push((key.to_string(), value.to_string()));
         self.text.push(if self.text.contains(':') { ',' } else { ':' });
@@ -243,7 +246,7 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
 
 /// Two setting names for one knob: the same name, or the sysfs pairs that differ only in
 /// unit (`max_sectors` / `max_sectors_kb`, BFQ's `slice_idle` / `slice_idle_us`).
-fn same_knob(a: &str, b: &str) -> bool {
+pub fn same_knob(a: &str, b: &str) -> bool {
     const PAIRS: [(&str, &str); 2] = [("max_sectors", "max_sectors_kb"), ("slice_idle", "slice_idle_us")];
     a == b || PAIRS.iter().any(|&(x, y)| (a == x && b == y) || (a == y && b == x))
 }

@@ -151,7 +151,7 @@ pub struct VerifyReport {
 /// What a run did, returned by [`Target::close`].
 #[derive(Clone, Debug, Serialize)]
 pub struct Report {
-    /// The spec as the user wrote it.
+    /// The spec as the user gave it (its label: see `SchedSpec::text`).
     pub scheduler: String,
     /// The spec the queue actually ran (with implied settings such as `queue_depth`);
     /// the `# sched` line of a recording.

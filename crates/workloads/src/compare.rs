@@ -207,9 +207,9 @@ pub fn change_pct(a_mean: f64, b_mean: f64) -> f64 {
     }
 }
 
-/// A change smaller than this (in %: one part in a million) is "no change": it is below
-/// what any of the benchmarks prints, and in a deterministic simulator it is a
-/// nanosecond moved in a run of seconds, not an effect of B.
+/// A change smaller than this (in %: one part in a million) is "no change": in a
+/// deterministic simulator that is a nanosecond moved in a run of seconds, not an effect
+/// of B (the seed-2007 figures print fewer significant digits than that).
 pub const NO_CHANGE_PCT: f64 = 1e-4;
 
 /// The seed report's test: a change is within run-to-run variation when it is smaller
@@ -307,13 +307,24 @@ pub struct JsonRow<'a> {
     pub b: &'a str,
     pub runs: u32,
     pub seeds: &'a [u64],
+    /// The machine the study ran on (disk, mem_mib, cpu, host).
+    pub machine: serde_json::Value,
 }
 
 impl CompareReport {
     pub fn json_rows(&self) -> Vec<JsonRow<'_>> {
         self.rows
             .iter()
-            .map(|row| JsonRow { row, a: &self.a, b: &self.b, runs: self.runs, seeds: &self.seeds })
+            .map(|row| JsonRow {
+                row,
+                a: &self.a,
+                b: &self.b,
+                runs: self.runs,
+                seeds: &self.seeds,
+                machine: serde_json::json!({
+                    "disk": self.disk, "mem_mib": self.mem_mib, "cpu": self.cpu, "host": self.host,
+                }),
+            })
             .collect()
     }
 }

@@ -257,6 +257,11 @@ fn bad_input_gets_a_clear_error() {
             &["aio-stress", "--sched", "as:antic_expire=0", "--set", "antic_expire=10"][..],
             "`antic_expire` is already set",
         ),
+        // The same knob under its other name counts too.
+        (
+            &["tiobench", "--sched", "deadline:max_sectors=128", "--set", "max_sectors_kb=32"][..],
+            "`max_sectors_kb` is already set in `deadline:max_sectors=128`",
+        ),
         (&["tiobench", "--sched", "deadline:fifo_batch=-1"][..], "--sched deadline:fifo_batch=-1: value -1"),
         (&["tiobench", "--sched", "deadline:queue_depth=2"][..], "exceeds the ide-2003 disk's queue depth of 1"),
     ] {
