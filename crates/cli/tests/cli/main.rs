@@ -54,9 +54,16 @@ fn schedulers_lists_defaults_as_text_and_numbers() {
     assert_eq!((us["unit"].as_str(), us["default"].as_str()), (Some("us"), Some("8000us")), "{us}");
     assert_eq!((us["default_value"].as_i64(), us["min"].as_i64()), (Some(8000), Some(0)), "{us}");
     let q = v["queue_tunables"].as_array().unwrap();
+    let hz = q.iter().find(|x| x["name"] == "hz").unwrap();
+    assert_eq!(hz["allowed"], serde_json::json!([100, 250, 300, 1000]), "{hz}");
+    assert!(only_hz_lists_allowed_values(q), "only hz lists its values");
     let nr = q.iter().find(|x| x["name"] == "nr_requests").unwrap();
     assert_eq!(
         (nr["default_value"].as_i64(), nr["min"].as_i64(), nr["max"].as_i64()),
         (Some(128), Some(4), Some(1 << 20))
     );
+}
+
+fn only_hz_lists_allowed_values(q: &[serde_json::Value]) -> bool {
+    q.iter().filter(|x| x["name"] != "hz").all(|x| x["allowed"].is_null())
 }
