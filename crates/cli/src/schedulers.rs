@@ -203,7 +203,7 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
     {
         for (k, v) in &rec.settings {
             let device = matches!(k.as_str(), "queue_depth" | "rotational");
-            if device && !spec.settings.iter().any(|(have, _)| iosched_policies::same_knob(have, k)) {
+            if device && spec.setting_for(k).is_none() {
                 spec = spec.with_setting(k, v);
             }
         }

@@ -75,7 +75,7 @@ pub fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
         let k = k.trim();
         // Each setting once, as inside a spec: a second value would silently win.
         // Also under its other name (max_sectors / max_sectors_kb, slice_idle / slice_idle_us).
-        if let Some(sp) = v.iter().find(|sp| sp.settings.iter().any(|(have, _)| iosched_policies::same_knob(have, k))) {
+        if let Some(sp) = v.iter().find(|sp| sp.setting_for(k).is_some()) {
             return Err(format!(
                 "--set {s}: `{k}` is already set in `{sp}`; give each setting once (in --sched or in --set)"
             ));

@@ -31,4 +31,4 @@ pub use deadline::Deadline;
 pub use kyber::Kyber;
 pub use mq_deadline::MqDeadline;
 pub use noop::Noop;
-pub use registry::{SCHEDULERS, SchedSpec, new_scheduler, parse_list, same_knob};
+pub use registry::{SCHEDULERS, SchedSpec, new_scheduler, parse_list};

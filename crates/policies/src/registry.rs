@@ -137,10 +137,17 @@ impl SchedSpec {
         Ok(v.remove(0))
     }
 
+    /// The setting the spec gives for `key`'s knob, under that name or its other one
+    /// (`max_sectors` / `max_sectors_kb`, BFQ's `slice_idle` / `slice_idle_us`).
+    pub fn setting_for(&self, key: &str) -> Option<&(String, String)> {
+        self.settings.iter().find(|(k, _)| same_knob(k, key))
+    }
+
     /// Add a setting (from `--set key=value`, or a recording's device settings). If the
     /// spec already sets the knob, the later setting wins when the queue is built; the
-    /// command line refuses that case before calling this (see `same_knob`). The label
-    /// (`text`) shows the setting too, so a report names the configuration that ran.
+    /// command line refuses that case before calling this ([`SchedSpec::setting_for`]).
+    /// The label (`text`) shows the setting too, so a report names the configuration
+    /// that ran.
     pub fn with_setting(mut self, key: &str, value: &str) -> Self {
         self.settings.push((key.to_string(), value.to_string()));
         self.text.push(if self.text.contains(':') { ',' } else { ':' });
@@ -209,7 +216,7 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
                 });
             };
             let (k, v) = split_kv(item, text)?;
-            if let Some((k0, _)) = last.settings.iter().find(|(k0, _)| same_knob(k0, &k)) {
+            if let Some((k0, _)) = last.setting_for(&k) {
                 let expected = if *k0 == k {
                     format!("each setting once in a scheduler's list; `{k}` is given twice")
                 } else {
@@ -246,7 +253,7 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
 
 /// Two setting names for one knob: the same name, or the sysfs pairs that differ only in
 /// unit (`max_sectors` / `max_sectors_kb`, BFQ's `slice_idle` / `slice_idle_us`).
-pub fn same_knob(a: &str, b: &str) -> bool {
+fn same_knob(a: &str, b: &str) -> bool {
     const PAIRS: [(&str, &str); 2] = [("max_sectors", "max_sectors_kb"), ("slice_idle", "slice_idle_us")];
     a == b || PAIRS.iter().any(|&(x, y)| (a == x && b == y) || (a == y && b == x))
 }
