@@ -704,20 +704,7 @@ impl Dispatcher {
     /// in the backend until an I/O completes, a client rings, or `timeout`. True if
     /// anything came.
     fn gather(&mut self, block: bool, timeout: Option<Duration>) -> bool {
-        let mut got = false;
-        loop {
-            match self.rx.try_recv() {
-                Ok(m) => {
-                    got = true;
-                    self.on_msg(m);
-                }
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    self.closing = true;
-                    break;
-                }
-            }
-        }
+        let mut got = self.take_messages();
         got |= !self.injected.is_empty();
         let block = block && !got;
         let mut dones = std::mem::take(&mut self.dones);
@@ -732,6 +719,40 @@ impl Dispatcher {
         }
         self.dones = dones;
         got
+    }
+
+    /// Take the client messages waiting in the channel, in order, into `ready`. True if
+    /// any came.
+    fn take_messages(&mut self) -> bool {
+        let mut got = false;
+        loop {
+            match self.rx.try_recv() {
+                Ok(m) => {
+                    got = true;
+                    self.on_msg(m);
+                }
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.closing = true;
+                    break;
+                }
+            }
+        }
+        got
+    }
+
+    /// Client messages that came while earlier inputs were handled go ahead of the
+    /// completions still waiting in `ready`. A completion callback that submits the next
+    /// request (the fio-like job, any library caller using callbacks) thus has it
+    /// dispatched, and submitted to the device, before the next completion of the same
+    /// batch is handled — fio's reap-and-resubmit loop — instead of after the whole batch:
+    /// the device's queue stays full. The queue still sees one consistent stream: every
+    /// input is stamped with the time it is handed over, and a completion handed over
+    /// later is simply one the dispatcher learnt of later.
+    fn take_messages_first(&mut self) {
+        let mut waiting = std::mem::take(&mut self.ready);
+        self.take_messages();
+        self.ready.append(&mut waiting);
     }
 
     fn on_msg(&mut self, m: Msg) {
@@ -966,6 +987,12 @@ impl Env for Dispatcher {
                 return Wake::Timeout;
             }
             self.poll_model(t);
+            self.take_messages_first();
+            // Requests the last inputs dispatched go to the device now, and whatever has
+            // finished meanwhile is collected (behind the inputs already waiting).
+            if self.backend.pending_submissions() {
+                self.gather(false, None);
+            }
             if let Some(mut input) = self.ready.pop_front() {
                 self.now = t;
                 if let Input::Arrival(rq) = &mut input {

@@ -306,14 +306,15 @@ pub(crate) trait Backend: Send {
     fn wait(&mut self, block: bool, timeout: Option<Duration>, out: &mut Vec<Done>) -> io::Result<()>;
     /// Whether finished operations are waiting to be collected without sleeping.
     fn has_done(&self) -> bool;
+    /// Whether operations given to [`Backend::submit`] still wait to be handed to the
+    /// kernel (the next [`Backend::wait`] hands them over).
+    fn pending_submissions(&mut self) -> bool;
 }
 
 // --------------------------------------------------------------------------------------
 // io_uring
 
 const EFD_TAG: u64 = u64::MAX;
-/// Queued submissions that are sent to the kernel without waiting for the next sleep.
-const SUBMIT_BATCH: usize = 16;
 /// How long a wait for several completions holds on after the first one arrived.
 const MIN_WAIT_US: u32 = 50;
 /// `IORING_ENTER_GETEVENTS`.
@@ -514,10 +515,15 @@ impl Backend for Uring {
                     self.ring.submitter().submit_with_args(want, &args)
                 }
             }
-        } else if self.ring.submission().len() >= SUBMIT_BATCH || (block && !out.is_empty()) {
-            // Submitting costs a system call and, on most devices, a doorbell write: do
-            // it when the dispatcher runs out of work (above), unless a batch has built up.
-            self.ring.submit()
+        } else if !self.ring.submission().is_empty() {
+            // Hand new requests to the kernel at once, one system call per dispatch round
+            // (fio's submit-per-request): a request held back for a batch leaves a device
+            // slot idle, and on this machine's virtio disk that cost more (~8 % of fio's
+            // IOPS) than the system calls saved. GETEVENTS also posts the completions the
+            // deferred task work holds, so they are collected on the way.
+            let sq = self.ring.submission().len() as u32;
+            // SAFETY: no argument pointer is passed.
+            unsafe { self.ring.submitter().enter::<libc::sigset_t>(sq, 0, IORING_ENTER_GETEVENTS, None) }
         } else {
             Ok(0)
         };
@@ -532,6 +538,10 @@ impl Backend for Uring {
 
     fn has_done(&self) -> bool {
         !self.failed.is_empty()
+    }
+
+    fn pending_submissions(&mut self) -> bool {
+        !self.ring.submission().is_empty()
     }
 }
 
@@ -670,6 +680,11 @@ impl Backend for Pool {
     }
     fn has_done(&self) -> bool {
         !self.done.lock().unwrap_or_else(|e| e.into_inner()).is_empty()
+    }
+
+    fn pending_submissions(&mut self) -> bool {
+        // Workers take each operation as it is submitted.
+        false
     }
 }
 

@@ -197,3 +197,42 @@ fn mq_deadline_serves_real_time_readers_first_on_real_io() {
     assert!(mq <= 2, "mq-deadline let {mq} best-effort reads through");
     assert!(dl >= 8, "deadline served only {dl} best-effort reads: the load is not what the test assumes");
 }
+
+/// A completion callback that submits the next request (fio's reap-and-resubmit loop, as
+/// the fio-like job does) has it taken in before the next completion already collected:
+/// in the recorded queue inputs every completion is followed by its replacement's
+/// arrival, except in the final drain, when nothing is resubmitted. Handling a whole
+/// batch of completions first kept those requests from the device (noop reached 93 % of
+/// fio's IOPS that way, 98 % with this order).
+#[test]
+fn a_callbacks_next_request_goes_ahead_of_waiting_completions() {
+    use iosched_core::trace::Record;
+    use iosched_rt::workload::{Control, fio_like};
+    let dir = TempDir::new("resubmit");
+    let mut o = Options::new(SchedSpec::parse("noop").unwrap());
+    o.record = true;
+    let iodepth = 16;
+    let cfg = fio_like::Config {
+        rw: fio_like::Rw::RandRead,
+        bs: 4096,
+        iodepth,
+        size: 4 << 20,
+        runtime: None,
+        seed: 1,
+        prios: Vec::new(),
+    };
+    let (res, _) = fio_like::run(&dir.path("t"), o, &cfg, &Control::default()).unwrap();
+    assert_eq!(res.total_ios, 1024);
+    let trace = res.report.trace.expect("recording");
+    let inputs: Vec<&Record> = trace.records.iter().filter(|r| r.input().is_some()).collect();
+    let completions = inputs.iter().filter(|r| matches!(r, Record::Completion { .. })).count();
+    assert!(completions >= 1024, "{completions} completions recorded");
+    let back_to_back = inputs
+        .windows(2)
+        .filter(|w| matches!(w[0], Record::Completion { .. }) && matches!(w[1], Record::Completion { .. }))
+        .count();
+    assert!(
+        back_to_back < iodepth as usize,
+        "{back_to_back} completions were followed by another completion instead of the next request's arrival"
+    );
+}
