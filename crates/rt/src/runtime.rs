@@ -371,6 +371,7 @@ impl Target {
                     model_done: FastMap::default(),
                     verifier: verify.then(|| Verifier::new(Verifier::fresh_run())),
                     closing: false,
+                    after_completion: false,
                     dones: Vec::new(),
                     injected: Vec::new(),
                     inject_eio,
@@ -687,6 +688,9 @@ struct Dispatcher {
     model_done: FastMap<ReqId, Instant>,
     verifier: Option<Verifier>,
     closing: bool,
+    /// The last input handed to the queue was a completion: client messages that came
+    /// meanwhile (its callback's next request) go ahead of the completions still waiting.
+    after_completion: bool,
     dones: Vec<Done>,
     /// Injected failures (see `Options::inject_eio`), completed at the next gather.
     injected: Vec<Done>,
@@ -741,12 +745,14 @@ impl Dispatcher {
         got
     }
 
-    /// Client messages that came while earlier inputs were handled go ahead of the
+    /// Client messages that came while a completion was handled go ahead of the
     /// completions still waiting in `ready`. A completion callback that submits the next
     /// request (the fio-like job, any library caller using callbacks) thus has it
     /// dispatched, and submitted to the device, before the next completion of the same
     /// batch is handled — fio's reap-and-resubmit loop — instead of after the whole batch:
-    /// the device's queue stays full. The queue still sees one consistent stream: every
+    /// the device's queue stays full. Only after a completion: a client that submits
+    /// faster than the dispatcher hands inputs over would otherwise keep every waiting
+    /// completion behind its stream. The queue still sees one consistent stream: every
     /// input is stamped with the time it is handed over, and a completion handed over
     /// later is simply one the dispatcher learnt of later.
     fn take_messages_first(&mut self) {
@@ -987,7 +993,10 @@ impl Env for Dispatcher {
                 return Wake::Timeout;
             }
             self.poll_model(t);
-            self.take_messages_first();
+            if self.after_completion {
+                self.after_completion = false;
+                self.take_messages_first();
+            }
             // Requests the last inputs dispatched go to the device now, and whatever has
             // finished meanwhile is collected (behind the inputs already waiting).
             if self.backend.pending_submissions() {
@@ -995,6 +1004,7 @@ impl Env for Dispatcher {
             }
             if let Some(mut input) = self.ready.pop_front() {
                 self.now = t;
+                self.after_completion = matches!(input, Input::Completion { .. });
                 if let Input::Arrival(rq) = &mut input {
                     rq.arrival = t;
                 }
