@@ -706,10 +706,19 @@ impl Dispatcher {
 
     /// Take client messages and finished I/O; with `block`, and if no message came, sleep
     /// in the backend until an I/O completes, a client rings, or `timeout`. True if
-    /// anything came.
+    /// anything came. Only called with `ready` empty, so that `ready` always holds the
+    /// client inputs of one take first and completions after them (see
+    /// [`Dispatcher::take_messages_first`]).
     fn gather(&mut self, block: bool, timeout: Option<Duration>) -> bool {
-        let mut got = self.take_messages();
-        got |= !self.injected.is_empty();
+        debug_assert!(self.ready.is_empty(), "gather with inputs still waiting");
+        let got = self.take_messages();
+        got | self.collect_done(block && !got, timeout)
+    }
+
+    /// Hand queued operations to the backend and take the finished ones (sleeping as
+    /// [`Dispatcher::gather`] says, with `block`). True if any finished.
+    fn collect_done(&mut self, block: bool, timeout: Option<Duration>) -> bool {
+        let got = !self.injected.is_empty();
         let block = block && !got;
         let mut dones = std::mem::take(&mut self.dones);
         dones.append(&mut self.injected);
@@ -717,7 +726,7 @@ impl Dispatcher {
             // The engine itself failed (not one request): nothing can complete any more.
             panic!("I/O backend {} failed: {e}", self.backend.name());
         }
-        got |= !dones.is_empty();
+        let got = got || !dones.is_empty();
         for d in dones.drain(..) {
             self.on_done(d);
         }
@@ -745,18 +754,27 @@ impl Dispatcher {
         got
     }
 
-    /// Client messages that came while a completion was handled go ahead of the
-    /// completions still waiting in `ready`. A completion callback that submits the next
-    /// request (the fio-like job, any library caller using callbacks) thus has it
-    /// dispatched, and submitted to the device, before the next completion of the same
-    /// batch is handled — fio's reap-and-resubmit loop — instead of after the whole batch:
-    /// the device's queue stays full. Only after a completion: a client that submits
-    /// faster than the dispatcher hands inputs over would otherwise keep every waiting
-    /// completion behind its stream. The queue still sees one consistent stream: every
-    /// input is stamped with the time it is handed over, and a completion handed over
-    /// later is simply one the dispatcher learnt of later.
+    /// Called right after a completion was handed over: the client messages waiting now
+    /// go ahead of the completions still waiting in `ready`. A completion callback that
+    /// submits the next request (the fio-like job, any library caller using callbacks)
+    /// thus has it dispatched, and submitted to the device, before the next completion of
+    /// the same batch is handled — fio's reap-and-resubmit loop — instead of after the
+    /// whole batch: the device's queue stays full. Only after a completion: a client that
+    /// submits faster than the dispatcher hands inputs over would otherwise keep every
+    /// waiting completion behind its stream.
+    ///
+    /// Client inputs keep their order: `ready` takes messages only here and in
+    /// [`Dispatcher::gather`] (when it is empty), and completions only behind them, so once
+    /// a completion has been handed over nothing but completions is left to jump. The
+    /// queue sees one consistent stream: every input is stamped with the time it is handed
+    /// over, and a completion handed over later is simply one the dispatcher learnt of
+    /// later.
     fn take_messages_first(&mut self) {
         let mut waiting = std::mem::take(&mut self.ready);
+        debug_assert!(
+            waiting.iter().all(|i| matches!(i, Input::Completion { .. })),
+            "client inputs waiting behind a completion would be overtaken"
+        );
         self.take_messages();
         self.ready.append(&mut waiting);
     }
@@ -998,9 +1016,10 @@ impl Env for Dispatcher {
                 self.take_messages_first();
             }
             // Requests the last inputs dispatched go to the device now, and whatever has
-            // finished meanwhile is collected (behind the inputs already waiting).
+            // finished meanwhile is collected (behind the inputs already waiting; client
+            // messages wait in the channel, to keep their order).
             if self.backend.pending_submissions() {
-                self.gather(false, None);
+                self.collect_done(false, None);
             }
             if let Some(mut input) = self.ready.pop_front() {
                 self.now = t;

@@ -499,8 +499,8 @@ impl Backend for Uring {
                 self.efd_armed = true;
             }
             // Nothing yet. With many requests in flight, wait for a few completions (but
-            // at most MIN_WAIT_US after the first): bigger batches mean fewer wake-ups and
-            // one doorbell for several submissions. The deadline still bounds the wait.
+            // at most MIN_WAIT_US after the first): bigger batches mean fewer wake-ups.
+            // The deadline still bounds the wait.
             let want = if self.min_wait { (self.inflight.len() / 4).clamp(1, 8) } else { 1 };
             let ts = timeout.map(|t| io_uring::types::Timespec::new().sec(t.as_secs()).nsec(t.subsec_nanos()));
             let mut args = io_uring::types::SubmitArgs::new();
