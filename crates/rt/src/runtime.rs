@@ -688,8 +688,8 @@ struct Dispatcher {
     model_done: FastMap<ReqId, Instant>,
     verifier: Option<Verifier>,
     closing: bool,
-    /// The last input handed to the queue was a completion: client messages that came
-    /// meanwhile (its callback's next request) go ahead of the completions still waiting.
+    /// The last input handed to the queue was a completion: the client messages waiting
+    /// now (its callback's next request) go ahead of the completions still waiting.
     after_completion: bool,
     dones: Vec<Done>,
     /// Injected failures (see `Options::inject_eio`), completed at the next gather.

@@ -411,6 +411,15 @@ impl Uring {
         }
     }
 
+    /// One `io_uring_enter` that submits everything queued and, with `GETEVENTS` and no
+    /// minimum, posts what has finished without sleeping (with DEFER_TASKRUN, finished
+    /// I/O is only posted by such an enter).
+    fn submit_and_collect(&mut self) -> io::Result<usize> {
+        let sq = self.ring.submission().len() as u32;
+        // SAFETY: no argument pointer is passed.
+        unsafe { self.ring.submitter().enter::<libc::sigset_t>(sq, 0, IORING_ENTER_GETEVENTS, None) }
+    }
+
     fn reap(&mut self, out: &mut Vec<Done>) {
         for cqe in self.ring.completion() {
             let tag = cqe.user_data();
@@ -475,9 +484,7 @@ impl Backend for Uring {
         let r = if block && out.is_empty() {
             // First submit and collect what already finished without sleeping (with
             // DEFER_TASKRUN, finished I/O is only posted by an enter with GETEVENTS).
-            let sq = self.ring.submission().len() as u32;
-            // SAFETY: no argument pointer is passed.
-            let r = unsafe { self.ring.submitter().enter::<libc::sigset_t>(sq, 0, IORING_ENTER_GETEVENTS, None) };
+            let r = self.submit_and_collect();
             if let Err(e) = r
                 && !matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY))
             {
@@ -521,9 +528,7 @@ impl Backend for Uring {
             // slot idle, and on this machine's virtio disk that cost more (~8 % of fio's
             // IOPS) than the system calls saved. GETEVENTS also posts the completions the
             // deferred task work holds, so they are collected on the way.
-            let sq = self.ring.submission().len() as u32;
-            // SAFETY: no argument pointer is passed.
-            unsafe { self.ring.submitter().enter::<libc::sigset_t>(sq, 0, IORING_ENTER_GETEVENTS, None) }
+            self.submit_and_collect()
         } else {
             Ok(0)
         };
