@@ -19,7 +19,7 @@
 
 use crate::emulate;
 use crate::error::{Error, IoError, IoResult};
-use crate::sys::{self, ALIGN, Backend, Buf, Done, IoBuf, IoKind, Issue, Notify};
+use crate::sys::{self, ALIGN, Backend, Buf, Bufs, Done, IoBuf, IoKind, Issue, Notify};
 use crate::target::{self, TargetKind};
 use crate::verify::Verifier;
 use iosched_core::trace::{Record, Trace};
@@ -365,6 +365,7 @@ impl Target {
                     backend,
                     data_offset,
                     ready: VecDeque::new(),
+                    spare: VecDeque::new(),
                     units: FastMap::default(),
                     issued: FastMap::default(),
                     model,
@@ -647,7 +648,8 @@ struct Unit {
 }
 
 struct Issued {
-    units: Vec<ReqId>,
+    /// The units merged into this request (nearly always one: held inline).
+    units: smallvec::SmallVec<[ReqId; 1]>,
     bytes: u64,
     /// Real completion status, once the backend reported it.
     real: Option<Status>,
@@ -681,6 +683,9 @@ struct Dispatcher {
     backend: Box<dyn Backend>,
     data_offset: u64,
     ready: VecDeque<Input>,
+    /// An empty deque kept for [`Dispatcher::take_messages_first`] to swap with `ready`
+    /// (so that it allocates nothing).
+    spare: VecDeque<Input>,
     units: FastMap<ReqId, Unit>,
     issued: FastMap<ReqId, Issued>,
     model: Option<Box<dyn Device + Send>>,
@@ -770,13 +775,14 @@ impl Dispatcher {
     /// over, and a completion handed over later is simply one the dispatcher learnt of
     /// later.
     fn take_messages_first(&mut self) {
-        let mut waiting = std::mem::take(&mut self.ready);
+        debug_assert!(self.spare.is_empty());
+        std::mem::swap(&mut self.ready, &mut self.spare);
         debug_assert!(
-            waiting.iter().all(|i| matches!(i, Input::Completion { .. })),
+            self.spare.iter().all(|i| matches!(i, Input::Completion { .. })),
             "client inputs waiting behind a completion would be overtaken"
         );
         self.take_messages();
-        self.ready.append(&mut waiting);
+        self.ready.append(&mut self.spare);
     }
 
     fn on_msg(&mut self, m: Msg) {
@@ -964,8 +970,8 @@ impl Env for Dispatcher {
             Op::Flush => IoKind::Fsync,
             Op::Discard => unreachable!("discard is never submitted"),
         };
-        let mut units = Vec::new();
-        let mut bufs = Vec::new();
+        let mut units = smallvec::SmallVec::new();
+        let mut bufs = Bufs::new();
         let mut next = rq.sector;
         for seg in segments {
             units.push(seg.id);

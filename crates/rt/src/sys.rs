@@ -197,6 +197,10 @@ pub(crate) enum IoKind {
     Fsync,
 }
 
+/// The buffers of one operation. Nearly every request has one segment, so one is held
+/// inline: no allocation per request (they showed in profiles, about 5 % of the CPU).
+pub(crate) type Bufs = smallvec::SmallVec<[Buf; 1]>;
+
 /// One operation handed to a backend: the buffers are contiguous in the target from
 /// `offset` on, in order.
 #[derive(Debug)]
@@ -204,7 +208,7 @@ pub(crate) struct Issue {
     pub tag: u64,
     pub kind: IoKind,
     pub offset: u64,
-    pub bufs: Vec<Buf>,
+    pub bufs: Bufs,
 }
 
 /// A finished operation: `res` is the byte count or a negative errno.
@@ -212,7 +216,7 @@ pub(crate) struct Issue {
 pub(crate) struct Done {
     pub tag: u64,
     pub res: i64,
-    pub bufs: Vec<Buf>,
+    pub bufs: Bufs,
 }
 
 /// Wakes the dispatcher when a client sends a message or a pool worker finishes.
@@ -321,13 +325,14 @@ const MIN_WAIT_US: u32 = 50;
 const IORING_ENTER_GETEVENTS: u32 = 1;
 
 struct InFlight {
-    bufs: Vec<Buf>,
+    bufs: Bufs,
     /// The iovec array of a vectored operation (stable heap storage while in flight).
     _iov: Vec<libc::iovec>,
 }
 
-// SAFETY: the iovecs point into `bufs`, which are Send; the array is only read by the
-// kernel while in flight.
+// SAFETY: the iovecs point into the memory of the buffers in `bufs` (heap memory, which
+// stays put when `bufs` itself moves, inline or not), and the buffers are Send; the array
+// is only read by the kernel while in flight.
 unsafe impl Send for InFlight {}
 
 /// The io_uring backend.
@@ -551,7 +556,7 @@ impl Backend for Uring {
 }
 
 /// Turn a submission failure into a completion with the error (never a panic).
-fn panic_free_fail(err: io::Error, tag: u64, bufs: Vec<Buf>, failed: &mut Vec<Done>) {
+fn panic_free_fail(err: io::Error, tag: u64, bufs: Bufs, failed: &mut Vec<Done>) {
     let errno = err.raw_os_error().unwrap_or(libc::EIO);
     failed.push(Done { tag, res: -(errno as i64), bufs });
 }

@@ -142,8 +142,12 @@ struct State {
 
 type Shared = Arc<(Mutex<State>, Condvar)>;
 
-fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf) {
-    let expired = st.deadline.is_some_and(|d| Instant::now() >= d);
+/// Submit the job's next request, unless it is done. `now` is a fresh clock reading; from
+/// a completion callback it is the completion's own, so a request costs one clock read,
+/// not three (they were 3 % of the CPU in profiles). The new request's latency then
+/// starts the few microseconds of the callback before its submission.
+fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf, now: Instant) {
+    let expired = st.deadline.is_some_and(|d| now >= d);
     let exhausted = st.left == Some(0);
     let stopped = st.stop.load(std::sync::atomic::Ordering::Relaxed);
     // `failed` is set with every job's first error, this one's included.
@@ -165,7 +169,7 @@ fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf) {
         Rw::Read | Rw::RandRead => Op::Read,
         Rw::Write | Rw::RandWrite => Op::Write,
     };
-    let t0 = Instant::now();
+    let t0 = now;
     let sh2 = Arc::clone(sh);
     let r = st.handle.submit(op, b * st.bs, buf, move |c: Completion| {
         on_done(&sh2, c, t0);
@@ -193,7 +197,7 @@ fn on_done(sh: &Shared, c: Completion, t0: Instant) {
             let ns = now.saturating_duration_since(t0).as_nanos().min(u32::MAX as u128) as u32;
             st.lat_ns.push(ns);
             if let Some(buf) = c.buf {
-                submit_next(sh, &mut st, buf);
+                submit_next(sh, &mut st, buf, now);
             }
         }
         Err(e) => {
@@ -271,7 +275,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
         for _ in 0..cfg.iodepth {
             let mut b = IoBuf::new(cfg.bs as usize);
             b.fill(0xa5);
-            submit_next(sh, &mut st, b);
+            submit_next(sh, &mut st, b, Instant::now());
         }
     }
     // Wait for every job to drain (each stops at the deadline, its end or an error).
