@@ -371,7 +371,7 @@ pub struct CompareArgs {
     /// One JSON object per row: bench, test, a_mean, b_mean, unit, change_pct, a_cv_pct,
     /// b_cv_pct, within_variation (the seed report's rule), verdict (the table's: no change
     /// — equal means or a change below 0.0001 % —, within variation, B higher, B lower),
-    /// then a, b, runs, seeds and machine (disk, mem_mib, cpu, host).
+    /// then a, b, runs, seeds and machine (disk, mem_bytes, cpu, host, mapped_bytes).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -307,7 +307,8 @@ pub struct JsonRow<'a> {
     pub b: &'a str,
     pub runs: u32,
     pub seeds: &'a [u64],
-    /// The machine the study ran on (disk, mem_mib, cpu, host).
+    /// The machine the study ran on, as every benchmark's JSON names it (disk, mem_bytes,
+    /// cpu, host, mapped_bytes), less the seed: the study's seeds are in `seeds`.
     pub machine: serde_json::Value,
 }
 
@@ -322,7 +323,8 @@ impl CompareReport {
                 runs: self.runs,
                 seeds: &self.seeds,
                 machine: serde_json::json!({
-                    "disk": self.disk, "mem_mib": self.mem_mib, "cpu": self.cpu, "host": self.host,
+                    "disk": self.disk, "mem_bytes": self.mem_bytes, "cpu": self.cpu, "host": self.host,
+                    "mapped_bytes": self.mapped_bytes,
                 }),
             })
             .collect()
@@ -520,9 +522,12 @@ pub struct CompareReport {
     pub runs: u32,
     pub seeds: Vec<u64>,
     pub disk: String,
-    pub mem_mib: u64,
+    pub mem_bytes: u64,
     pub cpu: String,
     pub host: String,
+    /// Page-cache memory the machine's programs keep mapped, as in effect (the host
+    /// profile's unless set); `None` if the host profile is unknown.
+    pub mapped_bytes: Option<u64>,
     /// The command line of each benchmark run.
     pub commands: Vec<String>,
     pub rows: Vec<Row>,
@@ -615,9 +620,10 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
         runs: cfg.runs,
         seeds,
         disk: m.disk.clone(),
-        mem_mib: m.mem_bytes >> 20,
+        mem_bytes: m.mem_bytes,
         cpu: m.cpu.clone(),
         host: m.host.clone(),
+        mapped_bytes: m.host_profile().map(|h| h.mapped_bytes).ok(),
         commands: cfg.items.iter().map(Item::describe).collect(),
         rows,
     })
@@ -662,7 +668,7 @@ pub fn render(r: &CompareReport) -> String {
         r.seeds.first().copied().unwrap_or(0),
         r.seeds.last().copied().unwrap_or(0)
     );
-    let _ = writeln!(s, "machine: disk {}, {} MiB, {}, {}", r.disk, r.mem_mib, r.cpu, r.host);
+    let _ = writeln!(s, "machine: disk {}, {} MiB, {}, {}", r.disk, r.mem_bytes >> 20, r.cpu, r.host);
     for c in &r.commands {
         let _ = writeln!(s, "  {c}");
     }

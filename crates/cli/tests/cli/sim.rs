@@ -313,8 +313,8 @@ fn mapped_flag_is_checked_and_shown() {
     assert!(stderr(&o).contains("--mapped: bad size `8Q`"), "{}", stderr(&o));
 }
 
-/// `compare --json`: each line carries the table's verdict and the study's specs and
-/// seeds. A against itself: every row is "no change", whatever `within_variation` (the
+/// `compare --json`: each line carries the table's verdict, the study's specs and
+/// seeds, and the machine. A against itself: every row is "no change", whatever `within_variation` (the
 /// seed report's strict rule) says of a zero change with zero deviation.
 #[test]
 fn compare_json_lines_carry_verdict_and_seeds() {
@@ -329,6 +329,13 @@ fn compare_json_lines_carry_verdict_and_seeds() {
         assert_eq!(r["b"], "deadline");
         assert_eq!(r["runs"], 2);
         assert_eq!(r["seeds"], serde_json::json!([1, 2]));
+        // The machine as every benchmark's JSON names it (the 2007-like one), less the
+        // seed, which `seeds` gives.
+        assert_eq!(
+            r["machine"],
+            serde_json::json!({"disk": "sata-2004-ncq", "mem_bytes": 1u64 << 30, "cpu": "p4-ht", "host": "linux-2.6", "mapped_bytes": 0}),
+            "{r}"
+        );
     }
 }
 
