@@ -56,7 +56,24 @@ impl SeekCurve {
     /// is the datasheet's weighted average over all start/end pairs:
     /// Σ_{d=1}^{N−1} (N−d)·t(d) / Σ (N−d). Returns `None` when no knee satisfies the
     /// average (the figures are inconsistent).
+    ///
+    /// The fit costs tens of milliseconds (each bisection step averages over every seek
+    /// distance), and every simulated machine loads its profile afresh, so results are
+    /// kept for the process: `iosched repro` builds some twenty machines of two profiles.
     pub fn fit_sqrt_linear(t1: f64, tavg: f64, tmax: f64, cylinders: u32) -> Option<SeekCurve> {
+        type Key = (u64, u64, u64, u32);
+        static FITS: std::sync::Mutex<Vec<(Key, Option<SeekCurve>)>> = std::sync::Mutex::new(Vec::new());
+        let key = (t1.to_bits(), tavg.to_bits(), tmax.to_bits(), cylinders);
+        let cached = |fits: &Vec<(Key, Option<SeekCurve>)>| fits.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone());
+        if let Some(c) = cached(&FITS.lock().unwrap_or_else(|e| e.into_inner())) {
+            return c;
+        }
+        let fit = Self::fit_sqrt_linear_uncached(t1, tavg, tmax, cylinders);
+        FITS.lock().unwrap_or_else(|e| e.into_inner()).push((key, fit.clone()));
+        fit
+    }
+
+    fn fit_sqrt_linear_uncached(t1: f64, tavg: f64, tmax: f64, cylinders: u32) -> Option<SeekCurve> {
         let n = cylinders.max(3) as f64 - 1.0; // maximum seek distance
         if !(t1 > 0.0 && tavg > t1 && tmax > tavg) {
             return None;
@@ -81,6 +98,9 @@ impl SeekCurve {
         }
         for _ in 0..80 {
             let mid = 0.5 * (lo + hi);
+            if mid == lo || mid == hi {
+                break; // converged: further steps would change neither bound
+            }
             let a = avg(&curve(mid));
             if (a < target) == inc {
                 lo = mid;
