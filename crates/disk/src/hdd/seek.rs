@@ -178,6 +178,19 @@ mod tests {
         assert!((avg - 8.9e6).abs() < 2e4, "avg {avg}");
     }
 
+    /// The kept fit is the fit: the same curve for the same figures, a different one for
+    /// different figures, and inconsistent figures stay refused.
+    #[test]
+    fn kept_fits_are_the_fits() {
+        let a = SeekCurve::fit_sqrt_linear(2.0e6, 8.9e6, 21.0e6, 29_800);
+        assert_eq!(a, SeekCurve::fit_sqrt_linear_uncached(2.0e6, 8.9e6, 21.0e6, 29_800));
+        assert_eq!(a, SeekCurve::fit_sqrt_linear(2.0e6, 8.9e6, 21.0e6, 29_800));
+        let b = SeekCurve::fit_sqrt_linear(2.0e6, 9.5e6, 21.0e6, 29_800);
+        assert!(b.is_some() && b != a);
+        assert_eq!(SeekCurve::fit_sqrt_linear(2.0e6, 1.5e6, 21.0e6, 29_800), None);
+        assert_eq!(SeekCurve::fit_sqrt_linear(2.0e6, 1.5e6, 21.0e6, 29_800), None);
+    }
+
     #[test]
     fn hpl_plus_10() {
         let mut f = [0u64; 10];
