@@ -45,7 +45,7 @@ struct Common {
     #[arg(long)]
     verify: bool,
     /// Write the queue's inputs (trace format of `iosched replay`) to FILE; with several
-    /// runs, to FILE.<n> (n = 1, 2, … in run order).
+    /// runs, to `FILE.<n>` (n = 1, 2, … in run order).
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
     /// Overwrite a target we did not create.

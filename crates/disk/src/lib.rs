@@ -4,7 +4,7 @@
 //! tagged/native command queueing), a simple SSD and a null device — behind the
 //! sans-IO [`Device`] contract; disk profiles as TOML data with the built-in ones
 //! embedded; DiskSim parameter-file import and validation against DiskSim's ten measured
-//! drives; and the derived figures of a profile ([`info`]).
+//! drives; and the derived figures of a profile ([`info()`]).
 //!
 //! It is not a simulator: it has no event loop, no clock, no host, no scheduler. A host
 //! (the simulator, or the real runtime's disk emulation) owns time and calls
@@ -13,7 +13,7 @@
 //! `std::time`, no global randomness.
 //!
 //! Entry points: [`load_profile`] (a built-in name, a TOML file or a DiskSim `.parv`),
-//! [`builtin_profiles`], [`Profile::build`], [`info`], [`disksim::validate`].
+//! [`builtin_profiles`], [`Profile::build`], [`info()`], [`disksim::validate()`].
 //! Model descriptions and the validation results are in `docs/disk-models.md`; the
 //! profile format in `docs/disk-profiles.md`.
 #![forbid(unsafe_code)]

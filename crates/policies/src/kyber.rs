@@ -1,5 +1,5 @@
 //! Kyber (the histogram version of `block/kyber-iosched.c`, Linux 4.18 to today; the
-//! reference's [KY], `../shared/reference/modern.md` §3).
+//! reference's \[KY\], `../shared/reference/modern.md` §3).
 //!
 //! No sorting and no per-process state. Requests are put in four *domains* by operation —
 //! READ, WRITE (sync and async together), DISCARD, OTHER — and each domain may have only

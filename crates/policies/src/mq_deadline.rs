@@ -1,5 +1,5 @@
 //! mq-deadline (recent mainline `block/mq-deadline.c`, as of the 2024 tag-reservation fix;
-//! the reference's [MQD], `../shared/reference/modern.md` §1).
+//! the reference's \[MQD\], `../shared/reference/modern.md` §1).
 //!
 //! The legacy deadline algorithm three times over: one instance per I/O priority level
 //! (RT, BE — which also takes class NONE — and IDLE), each with a sector-sorted tree and a

@@ -243,7 +243,7 @@ impl Fs {
     }
 
     /// Set the pid of the task that builds directories and file sets outside a simulation
-    /// (it chooses where their first blocks go; see [`Fs::colour_goal`]).
+    /// (it chooses where their first blocks go; see `Fs::colour_goal`).
     pub fn set_setup_pid(&mut self, pid: u32) {
         self.setup_pid = pid;
     }
@@ -536,7 +536,7 @@ impl Fs {
     ///   `ext2_splice_branch` dirties again on every allocation it records.
     ///
     /// `pid` is the allocating task's: it places a file's first block
-    /// ([`Fs::colour_goal`]).
+    /// (`Fs::colour_goal`).
     pub fn allocate(&mut self, f: FileId, fb: u64, pid: u32) -> Allocation {
         if self.map(f, fb).is_some() {
             return Allocation::default();

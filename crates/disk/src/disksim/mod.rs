@@ -2,7 +2,7 @@
 //!
 //! [`load_parv`] reads a DiskSim top-level parameter file (`.parv`) with the files it
 //! sources (`.diskspecs`, `.model`, `.seek`) and builds the [`HddParams`] of its disk.
-//! [`validate`] replays one of the ten validation traces of real drives through our model
+//! [`validate()`] replays one of the ten validation traces of real drives through our model
 //! and compares the simulated per-request service times with the measured ones using
 //! DiskSim's demerit figure (disk.md §2.2).
 //!

@@ -1,9 +1,9 @@
 //! BFQ, Budget Fair Queueing (mainline `block/bfq-iosched.c` and `bfq-wf2q.c` of the 6.x
-//! series; the reference's [BFQ], `../shared/reference/modern.md` §2), without cgroups.
+//! series; the reference's \[BFQ\], `../shared/reference/modern.md` §2), without cgroups.
 //!
 //! One queue per process for its synchronous requests, and asynchronous queues shared per
 //! (class, level). The device belongs to one queue at a time, the *in-service* queue, for
-//! a *budget* of sectors; B-WF2Q+ ([`wf2q`]) picks the next queue so that each backlogged
+//! a *budget* of sectors; B-WF2Q+ (module `wf2q`) picks the next queue so that each backlogged
 //! queue gets service in proportion to its weight (`(8 − level) × 10`). A queue is
 //! expired when its budget is used up (BUDGET_EXHAUSTED), when it empties and idling is
 //! not worth it (NO_MORE_REQUESTS), when the idle timer fires (TOO_IDLE), when its
