@@ -623,7 +623,7 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
         mem_bytes: m.mem_bytes,
         cpu: m.cpu.clone(),
         host: m.host.clone(),
-        mapped_bytes: m.host_profile().map(|h| h.mapped_bytes).ok(),
+        mapped_bytes: m.mapped_in_effect(),
         commands: cfg.items.iter().map(Item::describe).collect(),
         rows,
     })

@@ -58,8 +58,10 @@ impl SeekCurve {
     /// average (the figures are inconsistent).
     ///
     /// The fit costs tens of milliseconds (each bisection step averages over every seek
-    /// distance), and every simulated machine loads its profile afresh, so results are
-    /// kept for the process: `iosched repro` builds some twenty machines of two profiles.
+    /// distance), and a simulated machine loads its profile several times (to check, to
+    /// describe and to build it), so results are kept for the process: `iosched repro`
+    /// builds some twenty machines of two profiles. Threads that miss at once each compute
+    /// the (same) fit; that wastes a little work, never changes a result.
     pub fn fit_sqrt_linear(t1: f64, tavg: f64, tmax: f64, cylinders: u32) -> Option<SeekCurve> {
         type Key = (u64, u64, u64, u32);
         static FITS: std::sync::Mutex<Vec<(Key, Option<SeekCurve>)>> = std::sync::Mutex::new(Vec::new());
