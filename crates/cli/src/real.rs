@@ -124,9 +124,14 @@ struct ReadmanyArgs {
 struct FioArgs {
     #[command(flatten)]
     common: Common,
-    /// read, write, randread or randwrite.
+    /// read, write, randread, randwrite or randrw (random reads and writes mixed, see
+    /// --rwmixread; the table then adds a line for each direction).
     #[arg(long, default_value = "randread")]
     rw: String,
+    /// With --rw randrw: the percentage of requests that are reads, 0..=100 (fio's
+    /// rwmixread) [default: 50].
+    #[arg(long, allow_negative_numbers = true)]
+    rwmixread: Option<i64>,
     /// Bytes per request (k, M suffixes; a multiple of 4 KiB for O_DIRECT).
     #[arg(allow_hyphen_values = true, long, default_value = "4k")]
     bs: String,
@@ -529,8 +534,20 @@ fn run_fio(a: FioArgs) -> Result<(), String> {
     let c = &a.common;
     let specs = specs(c)?;
     let bs = parse_size(&a.bs, "--bs")?;
+    let rw: fio_like::Rw = a.rw.parse().map_err(|e| format!("--rw: {e}"))?;
+    let rwmixread = match a.rwmixread {
+        None => 50,
+        Some(_) if rw != fio_like::Rw::RandRw => {
+            return Err(format!("--rwmixread: only with --rw randrw (got --rw {})", a.rw));
+        }
+        Some(p) => u32::try_from(p)
+            .ok()
+            .filter(|p| *p <= 100)
+            .ok_or_else(|| format!("--rwmixread {p}: expected a percentage, 0..=100"))?,
+    };
     let cfg = fio_like::Config {
-        rw: a.rw.parse().map_err(|e| format!("--rw: {e}"))?,
+        rw,
+        rwmixread,
         bs: u32::try_from(bs).map_err(|_| format!("--bs {}: too large", a.bs))?,
         iodepth: a.iodepth,
         size: parse_size(&a.size, "--size")?,
@@ -586,6 +603,22 @@ fn run_fio(a: FioArgs) -> Result<(), String> {
                 r.clat_p99_us,
                 r.cpu_pct
             );
+            if r.rw == fio_like::Rw::RandRw {
+                for (name, d) in [("  reads", &r.read), ("  writes", &r.write)] {
+                    println!(
+                        "{:<28} {:>9} {:>6} {:>5} {:>10.0} {:>11.0} {:>9.1} {:>9.1} {:>9.1}",
+                        name,
+                        "",
+                        "",
+                        "",
+                        d.iops,
+                        d.iops * r.bs as f64 / 1024.0,
+                        d.clat_mean_us,
+                        d.clat_p50_us,
+                        d.clat_p99_us
+                    );
+                }
+            }
             if r.jobs.len() > 1 {
                 for j in &r.jobs {
                     println!(

@@ -335,3 +335,30 @@ fn replay_names_where_a_bad_spec_came_from() {
     let o = iosched(&["replay", trace.s(), "--sched", "nosuch"]);
     assert!(stderr(&o).contains("--sched: unknown scheduler `nosuch`"), "{}", stderr(&o));
 }
+
+/// `fio-like --rw randrw`: the table adds a line for the reads and one for the writes, and
+/// the JSON has both; `--rwmixread` is refused out of range or without randrw.
+#[test]
+fn fio_like_randrw_reports_each_direction() {
+    let t = TempPath::new("randrw.img");
+    let base = ["real", "fio-like", "--sched", "deadline", "--target", t.s(), "--size", "2M", "--iodepth", "4"];
+    let o = iosched(&[&base[..], &["--rw", "randrw", "--rwmixread", "80"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.lines().any(|l| l.starts_with("  reads ")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("  writes ")), "{out}");
+    let o = iosched(&[&base[..], &["--rw", "randrw", "--json"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let r = &v["results"][0];
+    assert_eq!(r["rw"], "randrw");
+    let (reads, writes) = (r["read"]["total_ios"].as_u64().unwrap(), r["write"]["total_ios"].as_u64().unwrap());
+    assert_eq!(reads + writes, r["total_ios"].as_u64().unwrap());
+    assert!(reads > 0 && writes > 0, "{r}");
+    let o = iosched(&[&base[..], &["--rw", "randrw", "--rwmixread", "101"]].concat());
+    assert!(stderr(&o).contains("--rwmixread 101: expected a percentage, 0..=100"), "{}", stderr(&o));
+    let o = iosched(&[&base[..], &["--rw", "randrw", "--rwmixread", "-1"]].concat());
+    assert!(stderr(&o).contains("--rwmixread -1: expected a percentage, 0..=100"), "{}", stderr(&o));
+    let o = iosched(&[&base[..], &["--rw", "randread", "--rwmixread", "50"]].concat());
+    assert!(stderr(&o).contains("--rwmixread: only with --rw randrw (got --rw randread)"), "{}", stderr(&o));
+}

@@ -1,7 +1,9 @@
 //! A fio-like load for comparing the runtime with fio: jobs of `iodepth` requests in
 //! flight each (fio's io_uring engine with `iodepth=N`; one job, or one per I/O priority
-//! with `prios`, as fio's per-job `prioclass`/`prio`), `rw` = read, write, randread or
-//! randwrite, `bs` bytes, over the first `size` bytes of the target, for `runtime`
+//! with `prios`, as fio's per-job `prioclass`/`prio`), `rw` = read, write, randread,
+//! randwrite or randrw (each request a read with probability `rwmixread` %, else a
+//! write: the mix where a scheduler's read/write policy shows), `bs` bytes, over the
+//! first `size` bytes of the target, for `runtime`
 //! (time_based) — or, without a runtime, `size` bytes of I/O per job (fio's default
 //! `io_size`: one pass in sequential modes, as many random blocks in random modes).
 //!
@@ -34,6 +36,8 @@ pub enum Rw {
     Write,
     RandRead,
     RandWrite,
+    /// Random reads and writes mixed (fio's `randrw` with `rwmixread`).
+    RandRw,
 }
 
 impl std::str::FromStr for Rw {
@@ -44,8 +48,9 @@ impl std::str::FromStr for Rw {
             "write" => Rw::Write,
             "randread" => Rw::RandRead,
             "randwrite" => Rw::RandWrite,
+            "randrw" => Rw::RandRw,
             o => {
-                return Err(format!("unknown rw `{o}`: expected read, write, randread or randwrite"));
+                return Err(format!("unknown rw `{o}`: expected read, write, randread, randwrite or randrw"));
             }
         })
     }
@@ -62,6 +67,9 @@ pub struct Config {
     /// Run for this long (sequential modes wrap around); without it, `size` bytes of I/O.
     pub runtime: Option<Duration>,
     pub seed: u64,
+    /// With [`Rw::RandRw`]: the percentage of requests that are reads (fio's `rwmixread`,
+    /// 0..=100; fio's default is 50). Ignored by the other modes.
+    pub rwmixread: u32,
     /// One job per priority, each its own owner with `iodepth` requests in flight (fio's
     /// `prioclass`/`prio` per job); empty: one job at the owner's default priority.
     pub prios: Vec<IoPrio>,
@@ -85,9 +93,23 @@ pub struct Result_ {
     pub clat_max_us: f64,
     /// Process CPU time over wall time, percent.
     pub cpu_pct: f64,
+    /// The reads and the writes apart (one of them empty except with `randrw`); each
+    /// direction's IOPS is over the whole run.
+    pub read: DirResult,
+    pub write: DirResult,
     /// Each job's share (one entry per job, in `prios` order).
     pub jobs: Vec<JobResult>,
     pub report: Report,
+}
+
+/// One direction of a run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DirResult {
+    pub total_ios: u64,
+    pub iops: f64,
+    pub clat_mean_us: f64,
+    pub clat_p50_us: f64,
+    pub clat_p99_us: f64,
 }
 
 /// One job of a run.
@@ -113,6 +135,9 @@ impl Config {
         if self.size < self.bs as u64 {
             return Err(Error(format!("--size {}: expected at least one block of {} bytes", self.size, self.bs)));
         }
+        if self.rwmixread > 100 {
+            return Err(Error(format!("--rwmixread {}: expected a percentage, 0..=100", self.rwmixread)));
+        }
         Ok(())
     }
 }
@@ -120,6 +145,7 @@ impl Config {
 struct State {
     handle: Handle,
     rw: Rw,
+    rwmixread: u32,
     bs: u64,
     blocks: u64,
     rng: Rng,
@@ -130,7 +156,9 @@ struct State {
     stop: Arc<std::sync::atomic::AtomicBool>,
     inflight: u32,
     ios: u64,
-    lat_ns: Vec<u32>,
+    /// Latencies of completed reads and of completed writes, ns.
+    lat_read: Vec<u32>,
+    lat_write: Vec<u32>,
     error: Option<IoError>,
     /// Set by any job's error: every job stops submitting.
     failed: Arc<std::sync::atomic::AtomicBool>,
@@ -158,22 +186,30 @@ fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf, now: Instant) {
     if let Some(l) = &mut st.left {
         *l -= 1;
     }
+    // The direction is drawn before the offset.
+    let op = match st.rw {
+        Rw::Read | Rw::RandRead => Op::Read,
+        Rw::Write | Rw::RandWrite => Op::Write,
+        Rw::RandRw => {
+            if st.rng.below(100) < st.rwmixread as u64 {
+                Op::Read
+            } else {
+                Op::Write
+            }
+        }
+    };
     let b = match st.rw {
-        Rw::RandRead | Rw::RandWrite => st.rng.below(st.blocks),
+        Rw::RandRead | Rw::RandWrite | Rw::RandRw => st.rng.below(st.blocks),
         Rw::Read | Rw::Write => {
             let b = st.next_seq;
             st.next_seq = (b + 1) % st.blocks;
             b
         }
     };
-    let op = match st.rw {
-        Rw::Read | Rw::RandRead => Op::Read,
-        Rw::Write | Rw::RandWrite => Op::Write,
-    };
     let t0 = now;
     let sh2 = Arc::clone(sh);
     let r = st.handle.submit(op, b * st.bs, buf, move |c: Completion| {
-        on_done(&sh2, c, t0);
+        on_done(&sh2, c, t0, op);
     });
     match r {
         Ok(()) => st.inflight += 1,
@@ -184,7 +220,7 @@ fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf, now: Instant) {
     }
 }
 
-fn on_done(sh: &Shared, c: Completion, t0: Instant) {
+fn on_done(sh: &Shared, c: Completion, t0: Instant, op: Op) {
     let (m, cv) = &**sh;
     let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
     st.inflight -= 1;
@@ -196,7 +232,11 @@ fn on_done(sh: &Shared, c: Completion, t0: Instant) {
             st.ios += 1;
             st.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let ns = now.saturating_duration_since(t0).as_nanos().min(u32::MAX as u128) as u32;
-            st.lat_ns.push(ns);
+            if op == Op::Read {
+                st.lat_read.push(ns);
+            } else {
+                st.lat_write.push(ns);
+            }
             if let Some(buf) = c.buf {
                 submit_next(sh, &mut st, buf, now);
             }
@@ -219,7 +259,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
     if opts.size.is_none() {
         opts.size = Some(cfg.size.div_ceil(ALIGN as u64) * ALIGN as u64);
     }
-    opts.lay_out = matches!(cfg.rw, Rw::Read | Rw::RandRead);
+    opts.lay_out = matches!(cfg.rw, Rw::Read | Rw::RandRead | Rw::RandRw);
     let label = opts.sched.text.clone();
     let target = Target::open(path, opts)?;
     if target.info().data_len < cfg.size {
@@ -249,6 +289,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
                 Mutex::new(State {
                     handle,
                     rw: cfg.rw,
+                    rwmixread: cfg.rwmixread,
                     bs: cfg.bs as u64,
                     blocks,
                     // Job 0 draws what a single job draws; the others independent streams
@@ -260,7 +301,8 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
                     stop: Arc::clone(&ctl.stop),
                     inflight: 0,
                     ios: 0,
-                    lat_ns: Vec::with_capacity(1 << 20),
+                    lat_read: Vec::with_capacity(if cfg.rw.reads() { 1 << 20 } else { 0 }),
+                    lat_write: Vec::with_capacity(if cfg.rw.writes() { 1 << 20 } else { 0 }),
                     error: None,
                     failed: Arc::clone(&failed),
                     done: Arc::clone(&done),
@@ -300,6 +342,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
     let cpu = crate::sys::process_cpu_time().saturating_sub(c0);
     let secs = wall.as_secs_f64().max(1e-9);
     let mut all_lat: Vec<u32> = Vec::new();
+    let (mut all_read, mut all_write): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
     let mut total_ios = 0;
     let mut error = None;
     let mut job_results = Vec::new();
@@ -314,15 +357,18 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
             .0
             .into_inner()
             .unwrap_or_else(|e| e.into_inner());
-        let State { handle, ios, mut lat_ns, error: e, end, .. } = st;
+        let State { handle, ios, lat_read, lat_write, error: e, end, .. } = st;
         drop(handle);
         // A job that finished before the others (no --runtime) is rated over its own time.
         let job_secs = end.map_or(secs, |e| e.saturating_duration_since(start).as_secs_f64().max(1e-9));
         if error.is_none() {
             error = e;
         }
+        let mut lat_ns = [lat_read.as_slice(), lat_write.as_slice()].concat();
         lat_ns.sort_unstable();
         let (mean, p50, p99) = lat_stats(&lat_ns);
+        all_read.extend_from_slice(&lat_read);
+        all_write.extend_from_slice(&lat_write);
         job_results.push(JobResult {
             prio: prio.map_or_else(|| "none".to_string(), |p| p.to_string()),
             total_ios: ios,
@@ -357,11 +403,37 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
             clat_p99_us: p99,
             clat_max_us: all_lat.last().map(|&x| x as f64 / 1e3).unwrap_or(0.0),
             cpu_pct: 100.0 * cpu.as_secs_f64() / secs,
+            read: dir_result(all_read, secs),
+            write: dir_result(all_write, secs),
             jobs: job_results,
             report,
         },
         ended,
     ))
+}
+
+/// One direction's figures from its latencies (ns), over `secs`.
+fn dir_result(mut lat: Vec<u32>, secs: f64) -> DirResult {
+    lat.sort_unstable();
+    let (mean, p50, p99) = lat_stats(&lat);
+    DirResult {
+        total_ios: lat.len() as u64,
+        iops: lat.len() as f64 / secs,
+        clat_mean_us: mean,
+        clat_p50_us: p50,
+        clat_p99_us: p99,
+    }
+}
+
+impl Rw {
+    /// The mode issues reads.
+    pub fn reads(self) -> bool {
+        matches!(self, Rw::Read | Rw::RandRead | Rw::RandRw)
+    }
+    /// The mode issues writes.
+    pub fn writes(self) -> bool {
+        matches!(self, Rw::Write | Rw::RandWrite | Rw::RandRw)
+    }
 }
 
 /// Mean, median and 99th percentile of sorted latencies (ns), in microseconds.

@@ -219,6 +219,7 @@ fn a_callbacks_next_request_goes_ahead_of_waiting_completions() {
         size: 4 << 20,
         runtime: None,
         seed: 1,
+        rwmixread: 50,
         prios: Vec::new(),
     };
     let (res, _) = fio_like::run(&dir.path("t"), o, &cfg, &Control::default()).unwrap();
@@ -236,4 +237,61 @@ fn a_callbacks_next_request_goes_ahead_of_waiting_completions() {
     assert_eq!(back_to_back, 0, "completions followed by another completion instead of the next request's arrival");
     let drain = inputs[last_arrival..].iter().filter(|r| matches!(r, Record::Completion { .. })).count();
     assert!(drain <= iodepth as usize, "{drain} completions after the last arrival");
+}
+
+/// `randrw`: reads and writes mixed in the proportion asked, each direction counted and
+/// timed apart and adding up to the whole; under `--verify` every read of a block written
+/// in the run sees the last write, whatever the scheduler reorders.
+#[test]
+fn randrw_mixes_reads_and_writes_as_asked() {
+    use iosched_rt::workload::{Control, Ended, fio_like};
+    for sched in ["deadline", "as", "cfq"] {
+        let dir = TempDir::new("randrw");
+        let mut o = Options::new(SchedSpec::parse(sched).unwrap());
+        o.verify = true;
+        let cfg = fio_like::Config {
+            rw: fio_like::Rw::RandRw,
+            bs: 4096,
+            iodepth: 8,
+            size: 4 << 20,
+            runtime: None,
+            seed: 1,
+            rwmixread: 70,
+            prios: Vec::new(),
+        };
+        let (res, ended) = fio_like::run(&dir.path("t"), o, &cfg, &Control::default()).unwrap();
+        assert_eq!(ended, Ended::Complete, "{sched}");
+        assert_eq!(res.total_ios, 1024, "{sched}");
+        assert_eq!(res.read.total_ios + res.write.total_ios, 1024, "{sched}");
+        // 1024 draws at 70 %: 717 expected, a standard deviation of 15.
+        let reads = res.read.total_ios;
+        assert!((650..=785).contains(&reads), "{sched}: {reads} reads of 1024");
+        assert!(res.read.clat_p50_us > 0.0 && res.write.clat_p50_us > 0.0, "{sched}");
+        assert_eq!(res.report.bytes_read, reads * 4096, "{sched}");
+        assert_eq!(res.report.bytes_written, (1024 - reads) * 4096, "{sched}");
+        let v = res.report.verify.expect("verify report");
+        assert_eq!(v.mismatches, 0, "{sched}");
+        assert!(v.checked > 0, "{sched}: no read saw a block written in the run");
+    }
+    // All reads and all writes are the plain random modes' mixes.
+    let dir = TempDir::new("randrw-all");
+    let mut cfg = fio_like::Config {
+        rw: fio_like::Rw::RandRw,
+        bs: 4096,
+        iodepth: 4,
+        size: 1 << 20,
+        runtime: None,
+        seed: 2,
+        rwmixread: 100,
+        prios: Vec::new(),
+    };
+    let o = || Options::new(SchedSpec::parse("noop").unwrap());
+    let (res, _) = fio_like::run(&dir.path("a"), o(), &cfg, &Control::default()).unwrap();
+    assert_eq!((res.read.total_ios, res.write.total_ios), (256, 0));
+    cfg.rwmixread = 0;
+    let (res, _) = fio_like::run(&dir.path("b"), o(), &cfg, &Control::default()).unwrap();
+    assert_eq!((res.read.total_ios, res.write.total_ios), (0, 256));
+    cfg.rwmixread = 101;
+    let e = fio_like::run(&dir.path("c"), o(), &cfg, &Control::default()).unwrap_err();
+    assert!(e.to_string().contains("--rwmixread 101: expected a percentage, 0..=100"), "{e}");
 }
