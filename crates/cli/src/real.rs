@@ -540,10 +540,8 @@ fn run_fio(a: FioArgs) -> Result<(), String> {
         Some(_) if rw != fio_like::Rw::RandRw => {
             return Err(format!("--rwmixread: only with --rw randrw (got --rw {})", a.rw));
         }
-        Some(p) => u32::try_from(p)
-            .ok()
-            .filter(|p| *p <= 100)
-            .ok_or_else(|| format!("--rwmixread {p}: expected a percentage, 0..=100"))?,
+        // Above 100 is refused by the config's own check, with the same words.
+        Some(p) => u32::try_from(p).map_err(|_| format!("--rwmixread {p}: expected a percentage, 0..=100"))?,
     };
     let cfg = fio_like::Config {
         rw,
@@ -603,36 +601,30 @@ fn run_fio(a: FioArgs) -> Result<(), String> {
                 r.clat_p99_us,
                 r.cpu_pct
             );
+            // A part of the run (one direction, one job): rate and latency only.
+            let part = |name: &str, depth: &str, iops: f64, mean: f64, p50: f64, p99: f64| {
+                println!(
+                    "{:<28} {:>9} {:>6} {:>5} {:>10.0} {:>11.0} {:>9.1} {:>9.1} {:>9.1}",
+                    name,
+                    "",
+                    "",
+                    depth,
+                    iops,
+                    iops * r.bs as f64 / 1024.0,
+                    mean,
+                    p50,
+                    p99
+                )
+            };
             if r.rw == fio_like::Rw::RandRw {
                 for (name, d) in [("  reads", &r.read), ("  writes", &r.write)] {
-                    println!(
-                        "{:<28} {:>9} {:>6} {:>5} {:>10.0} {:>11.0} {:>9.1} {:>9.1} {:>9.1}",
-                        name,
-                        "",
-                        "",
-                        "",
-                        d.iops,
-                        d.iops * r.bs as f64 / 1024.0,
-                        d.clat_mean_us,
-                        d.clat_p50_us,
-                        d.clat_p99_us
-                    );
+                    part(name, "", d.iops, d.clat_mean_us, d.clat_p50_us, d.clat_p99_us);
                 }
             }
             if r.jobs.len() > 1 {
+                let depth = r.iodepth.to_string();
                 for j in &r.jobs {
-                    println!(
-                        "{:<28} {:>9} {:>6} {:>5} {:>10.0} {:>11.0} {:>9.1} {:>9.1} {:>9.1}",
-                        format!("  job {}", j.prio),
-                        "",
-                        "",
-                        r.iodepth,
-                        j.iops,
-                        j.iops * r.bs as f64 / 1024.0,
-                        j.clat_mean_us,
-                        j.clat_p50_us,
-                        j.clat_p99_us
-                    );
+                    part(&format!("  job {}", j.prio), &depth, j.iops, j.clat_mean_us, j.clat_p50_us, j.clat_p99_us);
                 }
             }
         }

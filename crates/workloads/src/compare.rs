@@ -322,10 +322,7 @@ impl CompareReport {
                 b: &self.b,
                 runs: self.runs,
                 seeds: &self.seeds,
-                machine: serde_json::json!({
-                    "disk": self.disk, "mem_bytes": self.mem_bytes, "cpu": self.cpu, "host": self.host,
-                    "mapped_bytes": self.mapped_bytes,
-                }),
+                machine: self.machine.clone(),
             })
             .collect()
     }
@@ -525,9 +522,9 @@ pub struct CompareReport {
     pub mem_bytes: u64,
     pub cpu: String,
     pub host: String,
-    /// Page-cache memory the machine's programs keep mapped, as in effect (the host
-    /// profile's unless set); `None` if the host profile is unknown.
-    pub mapped_bytes: Option<u64>,
+    /// The machine as every benchmark's JSON names it ([`Machine::json`]), less the seed
+    /// (the study's are in `seeds`).
+    pub machine: serde_json::Value,
     /// The command line of each benchmark run.
     pub commands: Vec<String>,
     pub rows: Vec<Row>,
@@ -623,7 +620,13 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
         mem_bytes: m.mem_bytes,
         cpu: m.cpu.clone(),
         host: m.host.clone(),
-        mapped_bytes: m.mapped_in_effect(),
+        machine: {
+            let mut j = m.json();
+            if let Some(o) = j.as_object_mut() {
+                o.remove("seed");
+            }
+            j
+        },
         commands: cfg.items.iter().map(Item::describe).collect(),
         rows,
     })

@@ -68,16 +68,10 @@ impl Machine {
         Ok(h)
     }
 
-    /// Page-cache memory the programs keep mapped, as in effect: `--mapped` if set, else
-    /// the host profile's; `None` if the host profile is unknown.
-    pub fn mapped_in_effect(&self) -> Option<u64> {
-        self.host_profile().map(|h| h.mapped_bytes).ok()
-    }
-
     /// The machine for a JSON record: disk, memory, CPU, host, the mapped memory in
     /// effect (the host profile's unless set), and the seed.
     pub fn json(&self) -> serde_json::Value {
-        let mapped = self.mapped_in_effect();
+        let mapped = self.host_profile().map(|h| h.mapped_bytes).ok();
         serde_json::json!({
             "disk": self.disk,
             "mem_bytes": self.mem_bytes,

@@ -66,9 +66,9 @@ impl SeekCurve {
         type Key = (u64, u64, u64, u32);
         static FITS: std::sync::Mutex<Vec<(Key, Option<SeekCurve>)>> = std::sync::Mutex::new(Vec::new());
         let key = (t1.to_bits(), tavg.to_bits(), tmax.to_bits(), cylinders);
-        let cached =
-            |fits: &Vec<(Key, Option<SeekCurve>)>| fits.iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone());
-        if let Some(c) = cached(&FITS.lock().unwrap_or_else(|e| e.into_inner())) {
+        let kept =
+            FITS.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(k, _)| *k == key).map(|(_, c)| c.clone());
+        if let Some(c) = kept {
             return c;
         }
         let fit = Self::fit_sqrt_linear_uncached(t1, tavg, tmax, cylinders);

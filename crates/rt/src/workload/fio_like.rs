@@ -40,6 +40,17 @@ pub enum Rw {
     RandRw,
 }
 
+impl Rw {
+    /// The mode issues reads.
+    pub fn reads(self) -> bool {
+        matches!(self, Rw::Read | Rw::RandRead | Rw::RandRw)
+    }
+    /// The mode issues writes.
+    pub fn writes(self) -> bool {
+        matches!(self, Rw::Write | Rw::RandWrite | Rw::RandRw)
+    }
+}
+
 impl std::str::FromStr for Rw {
     type Err = String;
     fn from_str(s: &str) -> Result<Rw, String> {
@@ -259,7 +270,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
     if opts.size.is_none() {
         opts.size = Some(cfg.size.div_ceil(ALIGN as u64) * ALIGN as u64);
     }
-    opts.lay_out = matches!(cfg.rw, Rw::Read | Rw::RandRead | Rw::RandRw);
+    opts.lay_out = cfg.rw.reads();
     let label = opts.sched.text.clone();
     let target = Target::open(path, opts)?;
     if target.info().data_len < cfg.size {
@@ -422,17 +433,6 @@ fn dir_result(mut lat: Vec<u32>, secs: f64) -> DirResult {
         clat_mean_us: mean,
         clat_p50_us: p50,
         clat_p99_us: p99,
-    }
-}
-
-impl Rw {
-    /// The mode issues reads.
-    pub fn reads(self) -> bool {
-        matches!(self, Rw::Read | Rw::RandRead | Rw::RandRw)
-    }
-    /// The mode issues writes.
-    pub fn writes(self) -> bool {
-        matches!(self, Rw::Write | Rw::RandWrite | Rw::RandRw)
     }
 }
 
