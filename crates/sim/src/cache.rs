@@ -31,6 +31,8 @@
 //!   file read twice — so outlive a stream of pages used once.
 
 use iosched_core::{FastMap, Instant};
+#[cfg(test)]
+use std::collections::VecDeque;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub type PageId = u32;
@@ -70,9 +72,43 @@ pub struct Page {
 pub struct InodeDirty {
     /// When the inode first became dirty (`dirtied_when`).
     pub since: Instant,
-    pub pages: BTreeSet<u64>,
+    /// The dirty pages by index, each with the generation at which it joined the set
+    /// (see [`PageCache::begin_pass`]) and its page.
+    pages: BTreeMap<u64, (u64, PageId)>,
     /// Where cyclic writeback resumes (`mapping->writeback_index`).
     pub writeback_index: u64,
+    /// The writeback passes walking this inode's pages.
+    passes: Vec<PassId>,
+}
+
+/// A writeback pass over one inode's dirty pages (see [`PageCache::begin_pass`]).
+pub type PassId = u32;
+
+/// The pages a writeback pass visits: those dirty when it began, in cyclic order from
+/// the writeback index it began at.
+#[derive(Debug, Clone)]
+struct Pass {
+    file: u32,
+    /// The dirty-set generation when the pass began: a page still in the set with a
+    /// generation at most this one has been dirty since then.
+    began: u64,
+    start: u64,
+    /// Every page of the pass before this position (in its cyclic order) is visited.
+    cursor: u64,
+    wrapped: bool,
+    /// Pages dirty when the pass began that left the set since, before the pass reached
+    /// them. The pass still visits them: one dirtied again is written like the rest.
+    left: BTreeSet<u64>,
+}
+
+impl Pass {
+    fn visited(&self, index: u64) -> bool {
+        if self.wrapped {
+            index >= self.start || index < self.cursor
+        } else {
+            index >= self.start && index < self.cursor
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -99,6 +135,11 @@ pub struct PageCache {
     dirty: FastMap<u32, InodeDirty>,
     /// Dirty inodes by (dirtied_when, file).
     dirty_order: BTreeMap<(Instant, u32), ()>,
+    /// Pages that have joined a dirty set so far (each one's generation).
+    dirty_gen: u64,
+    /// Writeback passes by id (`None`: ended).
+    passes: Vec<Option<Pass>>,
+    free_passes: Vec<PassId>,
 }
 
 /// What a lookup found.
@@ -128,6 +169,9 @@ impl PageCache {
             writeback_by_file: FastMap::default(),
             dirty: FastMap::default(),
             dirty_order: BTreeMap::new(),
+            dirty_gen: 0,
+            passes: Vec::new(),
+            free_passes: Vec::new(),
         }
     }
 
@@ -478,7 +522,8 @@ impl PageCache {
             d.since = now;
             self.dirty_order.insert((now, file), ());
         }
-        d.pages.insert(index);
+        self.dirty_gen += 1;
+        d.pages.insert(index, (self.dirty_gen, p));
         true
     }
 
@@ -495,7 +540,13 @@ impl PageCache {
         self.nr_writeback += 1;
         *self.writeback_by_file.entry(file).or_default() += 1;
         let d = self.dirty.get_mut(&file).expect("dirty page of a clean inode");
-        d.pages.remove(&index);
+        let (joined, _) = d.pages.remove(&index).expect("a dirty page is in its inode's set");
+        for &id in &d.passes {
+            let pass = self.passes[id as usize].as_mut().expect("a live pass");
+            if joined <= pass.began && !pass.visited(index) {
+                pass.left.insert(index);
+            }
+        }
         if d.pages.is_empty() {
             let since = d.since;
             self.dirty_order.remove(&(since, file));
@@ -543,12 +594,92 @@ impl PageCache {
     }
 
     /// Dirty pages of `file` in cyclic order starting at its writeback index.
+    #[cfg(test)]
     pub fn dirty_pages_cyclic(&self, file: u32) -> Vec<u64> {
         let Some(d) = self.dirty.get(&file) else {
             return Vec::new();
         };
         let start = d.writeback_index;
-        d.pages.range(start..).chain(d.pages.range(..start)).copied().collect()
+        d.pages.range(start..).chain(d.pages.range(..start)).map(|(&i, _)| i).collect()
+    }
+
+    /// Begin a writeback pass over `file`: it will visit the pages dirty now, in cyclic
+    /// order from the writeback index (what a copy of the dirty set taken now would hold),
+    /// without copying the set. Pages dirtied later are not visited; pages that leave the
+    /// set first still are, so the caller checks each page's state as it comes.
+    ///
+    /// The set is walked as the pass goes. A page still in it is one of the pass's if it
+    /// joined no later than the pass began (a page that leaves and joins again gets a new
+    /// generation); a page of the pass that leaves before the pass reaches it is kept in
+    /// the pass's `left` list. End the pass with [`PageCache::end_pass`].
+    pub fn begin_pass(&mut self, file: u32) -> PassId {
+        let d = self.dirty.entry(file).or_default();
+        let start = d.writeback_index;
+        let pass = Pass { file, began: self.dirty_gen, start, cursor: start, wrapped: false, left: BTreeSet::new() };
+        let id = match self.free_passes.pop() {
+            Some(id) => {
+                self.passes[id as usize] = Some(pass);
+                id
+            }
+            None => {
+                self.passes.push(Some(pass));
+                (self.passes.len() - 1) as PassId
+            }
+        };
+        d.passes.push(id);
+        id
+    }
+
+    /// The next page the pass visits, without moving past it: its index, and its page if
+    /// it has been dirty since the pass began (otherwise look it up).
+    pub fn pass_peek(&mut self, id: PassId) -> Option<(u64, Option<PageId>)> {
+        let pass = self.passes[id as usize].as_mut().expect("a live pass");
+        loop {
+            let hi = if pass.wrapped { pass.start } else { u64::MAX };
+            let range = (std::ops::Bound::Included(pass.cursor), std::ops::Bound::Excluded(hi));
+            let still = self
+                .dirty
+                .get(&pass.file)
+                .and_then(|d| d.pages.range(range).find(|(_, (joined, _))| *joined <= pass.began))
+                .map(|(&i, &(_, p))| (i, Some(p)));
+            let left = pass.left.range(range).next().map(|&i| (i, None));
+            let next = match (still, left) {
+                (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+                (a, b) => a.or(b),
+            };
+            match next {
+                Some((i, p)) => {
+                    // Nothing of the pass lies between the cursor and `i`, nor can come to:
+                    // pages joining now are not the pass's.
+                    pass.cursor = i;
+                    return Some((i, p));
+                }
+                None if !pass.wrapped && pass.start > 0 => {
+                    pass.wrapped = true;
+                    pass.cursor = 0;
+                }
+                None => {
+                    pass.cursor = hi;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Move the pass past the page `pass_peek` returned.
+    pub fn pass_pop(&mut self, id: PassId, index: u64) {
+        let pass = self.passes[id as usize].as_mut().expect("a live pass");
+        debug_assert_eq!(pass.cursor, index, "pop the page peeked");
+        pass.left.remove(&index);
+        pass.cursor = index + 1;
+    }
+
+    pub fn end_pass(&mut self, id: PassId) {
+        let pass = self.passes[id as usize].take().expect("a live pass");
+        if let Some(d) = self.dirty.get_mut(&pass.file) {
+            d.passes.retain(|&p| p != id);
+        }
+        self.free_passes.push(id);
     }
 
     /// Forget a file's pages (unlink / truncate). Dirty pages are dropped.
@@ -575,10 +706,21 @@ impl PageCache {
             self.index.remove(&(pg.file, pg.index));
             self.free_ids.push(p);
         }
-        if let Some(d) = self.dirty.remove(&file)
-            && !d.pages.is_empty()
-        {
-            self.dirty_order.remove(&(d.since, file));
+        if let Some(d) = self.dirty.remove(&file) {
+            if !d.pages.is_empty() {
+                self.dirty_order.remove(&(d.since, file));
+            }
+            // The passes over the file still visit the pages dirty when they began. Pages
+            // dirtied from now on join a new set; the passes are not in its list, which
+            // is right: none of those pages is theirs.
+            for &id in &d.passes {
+                let pass = self.passes[id as usize].as_mut().expect("a live pass");
+                for (&i, &(joined, _)) in &d.pages {
+                    if joined <= pass.began && !pass.visited(i) {
+                        pass.left.insert(i);
+                    }
+                }
+            }
         }
     }
 
@@ -752,6 +894,86 @@ mod tests {
         }
         c.set_writeback_index(7, 3);
         assert_eq!(c.dirty_pages_cyclic(7), vec![3, 4, 0, 1, 2]);
+    }
+
+    /// A pass visits exactly what a copy of the dirty set taken when it began would hold,
+    /// in the same order, whatever happens to the pages meanwhile: pages dirtied, written,
+    /// written again, files truncated, the writeback index moved, other passes running.
+    #[test]
+    fn a_pass_visits_the_dirty_set_as_of_its_start() {
+        use iosched_core::Rng;
+        for seed in 0..40 {
+            let mut rng = Rng::new(seed);
+            let mut c = PageCache::with_active_list(48);
+            // Live passes, each with the copy it must match.
+            let mut passes: Vec<(PassId, u32, VecDeque<u64>)> = Vec::new();
+            let mut visited = 0;
+            for _ in 0..3000 {
+                let file = 1 + rng.below(3) as u32;
+                let index = rng.below(24);
+                match rng.below(10) {
+                    0..=2 => {
+                        let p = c.get(file, index).or_else(|| c.add(file, index, true));
+                        if let Some(p) = p
+                            && !c.page(p).locked
+                        {
+                            c.set_dirty(p, Instant::ZERO);
+                        }
+                    }
+                    3 => {
+                        if let Some(p) = c.get(file, index)
+                            && c.page(p).dirty
+                            && !c.page(p).writeback
+                        {
+                            c.start_writeback(p);
+                        }
+                    }
+                    4 => {
+                        if let Some(p) = c.get(file, index)
+                            && c.page(p).writeback
+                        {
+                            c.end_writeback(p);
+                        }
+                    }
+                    5 if rng.below(8) == 0 => c.drop_file(file),
+                    5 => c.set_writeback_index(file, index),
+                    6 if passes.len() < 4 => {
+                        let copy = c.dirty_pages_cyclic(file).into();
+                        passes.push((c.begin_pass(file), file, copy));
+                    }
+                    _ if !passes.is_empty() => {
+                        let k = rng.below(passes.len() as u64) as usize;
+                        let (id, f, copy) = &mut passes[k];
+                        let got = c.pass_peek(*id);
+                        assert_eq!(got.map(|(i, _)| i), copy.front().copied(), "seed {seed}");
+                        match got {
+                            Some((i, known)) => {
+                                if let Some(p) = known {
+                                    assert_eq!(c.get(*f, i), Some(p), "seed {seed}: the page of a dirty index");
+                                }
+                                c.pass_pop(*id, i);
+                                copy.pop_front();
+                                visited += 1;
+                                // The pass writes the page, as writeback does.
+                                if let Some(p) = c.get(*f, i)
+                                    && c.page(p).dirty
+                                    && !c.page(p).writeback
+                                    && rng.below(2) == 0
+                                {
+                                    c.start_writeback(p);
+                                }
+                            }
+                            None => {
+                                c.end_pass(*id);
+                                passes.swap_remove(k);
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            assert!(visited > 100, "seed {seed}: the passes visited {visited} pages");
+        }
     }
 }
 

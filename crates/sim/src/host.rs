@@ -9,7 +9,7 @@
 //! (`get_request_wait`), on dirty throttling (`balance_dirty_pages` → `congestion_wait`),
 //! on their own direct I/O, and in fsync until every page of the file is written.
 
-use crate::cache::{Lookup, MAPPED, META, PageCache, PageId};
+use crate::cache::{Lookup, MAPPED, META, PageCache, PageId, PassId};
 use crate::engine::Engine;
 use crate::fs::{BLOCK, DirId, FileId, Fs, SECTORS_PER_BLOCK};
 use crate::profile::{CpuProfile, HostProfile, Readahead, Reclaim};
@@ -353,8 +353,8 @@ struct Writeback {
     only_file: Option<u32>,
     /// Snapshot of inodes to visit.
     inodes: VecDeque<u32>,
-    /// Dirty pages of the current inode still to consider, in cyclic order.
-    pages: VecDeque<u64>,
+    /// The current inode's pages still to consider.
+    pages: WbPages,
     file: Option<u32>,
     written: i64,
     encountered_congestion: bool,
@@ -362,6 +362,16 @@ struct Writeback {
     /// writeback position is left alone.
     buffers_only: bool,
     then: Box<Cont>,
+}
+
+/// The pages a writeback pass has yet to consider on its current inode.
+enum WbPages {
+    None,
+    /// Given blocks (`ll_rw_block`), in order.
+    List(VecDeque<u64>),
+    /// The inode's pages dirty when the pass reached it, in cyclic order from its
+    /// writeback index (as `mpage_writepages` takes them; see [`PageCache::begin_pass`]).
+    Pass(PassId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1864,7 +1874,7 @@ impl Sim {
             older_than,
             only_file,
             inodes,
-            pages: VecDeque::new(),
+            pages: WbPages::None,
             file: None,
             written: 0,
             encountered_congestion: false,
@@ -1883,7 +1893,7 @@ impl Sim {
                 w.encountered_congestion = true;
                 return self.writeback_done(t, w);
             }
-            if w.pages.is_empty() {
+            if self.wb_peek(&mut w).is_none() {
                 self.release_inode(&mut w);
                 let Some(f) = w.inodes.pop_front() else {
                     return self.writeback_done(t, w);
@@ -1899,7 +1909,7 @@ impl Sim {
                     // skip it (`__writeback_single_inode` requeues it) rather than wait.
                     continue;
                 }
-                w.pages = self.cache.dirty_pages_cyclic(f).into();
+                w.pages = WbPages::Pass(self.cache.begin_pass(f));
                 w.file = Some(f);
                 continue;
             }
@@ -1909,19 +1919,20 @@ impl Sim {
             let mut pages: Vec<PageId> = Vec::new();
             let mut first_block = 0;
             let mut prev: Option<(u64, u64)> = None;
-            while let Some(&idx) = w.pages.front() {
-                let Some(p) = self.cache.get(f, idx) else {
-                    w.pages.pop_front();
+            while let Some((idx, known)) = self.wb_peek(&mut w) {
+                debug_assert!(known.is_none() || known == self.cache.get(f, idx));
+                let Some(p) = known.or_else(|| self.cache.get(f, idx)) else {
+                    self.wb_pop(&mut w, idx);
                     continue;
                 };
                 let pg = self.cache.page(p);
                 if !pg.dirty || pg.writeback || pg.locked {
-                    w.pages.pop_front();
+                    self.wb_pop(&mut w, idx);
                     continue;
                 }
                 let block = if f == META { Some(idx) } else { self.fs.map(FileId(f), idx) };
                 let Some(block) = block else {
-                    w.pages.pop_front();
+                    self.wb_pop(&mut w, idx);
                     continue;
                 };
                 if let Some((pi, pb)) = prev
@@ -1935,7 +1946,8 @@ impl Sim {
                 if pages.is_empty() {
                     first_block = block;
                 }
-                w.pages.pop_front();
+                // Past the page before its writeback starts: the pass has visited it.
+                self.wb_pop(&mut w, idx);
                 self.cache.start_writeback(p);
                 pages.push(p);
                 prev = Some((idx, block));
@@ -1959,8 +1971,31 @@ impl Sim {
         }
     }
 
+    /// The next page the pass considers on its inode: its index, and its page if known.
+    fn wb_peek(&mut self, w: &mut Writeback) -> Option<(u64, Option<PageId>)> {
+        match &w.pages {
+            WbPages::None => None,
+            WbPages::List(q) => q.front().map(|&i| (i, None)),
+            WbPages::Pass(id) => self.cache.pass_peek(*id),
+        }
+    }
+
+    /// Move past the page `wb_peek` returned.
+    fn wb_pop(&mut self, w: &mut Writeback, index: u64) {
+        match &mut w.pages {
+            WbPages::None => {}
+            WbPages::List(q) => {
+                q.pop_front();
+            }
+            WbPages::Pass(id) => self.cache.pass_pop(*id, index),
+        }
+    }
+
     /// Drop the I_LOCK a `writeback_inodes` pass holds on the inode it is writing.
     fn release_inode(&mut self, w: &mut Writeback) {
+        if let WbPages::Pass(id) = std::mem::replace(&mut w.pages, WbPages::None) {
+            self.cache.end_pass(id);
+        }
         if let Some(f) = w.file.take()
             && w.only_file.is_none()
         {
@@ -2048,7 +2083,7 @@ impl Sim {
             older_than: None,
             only_file: Some(META),
             inodes: VecDeque::new(),
-            pages: blocks.into(),
+            pages: WbPages::List(blocks.into()),
             file: Some(META),
             written: 0,
             encountered_congestion: false,
