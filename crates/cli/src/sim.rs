@@ -21,13 +21,13 @@ pub struct MachineArgs {
     /// CPU profile: piii-1000, p4-2000 or p4-ht [default: the command's machine].
     #[arg(long)]
     pub cpu: Option<String>,
-    /// Host profile: linux-2.5 (2.5 read-ahead and request pool, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool, ext2 placing new files by the writer's pid) [default: the command's machine].
+    /// Host profile: linux-2.5 (2.5 read-ahead, request pool and page lists, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool); on both, ext2 places a new file by its writer's pid [default: the command's machine].
     #[arg(long)]
     pub host: Option<String>,
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
     #[arg(allow_hyphen_values = true, long)]
     pub mapped: Option<String>,
-    /// Seed: the disk's initial rotational position, random offsets, and on linux-2.6 the pids that place new files. Same seed, same output.
+    /// Seed: the disk's initial rotational position, random offsets, and the pids that place new files. Same seed, same output.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
 }
@@ -360,8 +360,8 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
 pub struct ReproArgs {
     /// Smaller runs with the same shape checks, for CI: tiobench with 16/32/64 threads
     /// (half), a quarter of the memory and file set, a quarter of the kernel tree. Claim 1
-    /// does not hold at these sizes (so --quick --strict exits 1); claim 7 needs the full
-    /// run's thread counts and is left out.
+    /// does not hold at these sizes (so --quick --strict exits 1), nor claim 4 at some
+    /// seeds; claim 7 needs the full run's thread counts and is left out.
     #[arg(long)]
     pub quick: bool,
     /// The whole report as one JSON object.

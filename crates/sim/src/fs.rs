@@ -7,7 +7,7 @@
 //!   files get inodes and data in the directory's group.
 //! - Blocks are allocated when a file is written (ext2 has no delayed allocation), at the
 //!   goal "the block after the file's last block" — for a file's first block, its group's
-//!   start, plus on 2.6 the writing task's *colour* (`pid % 16` sixteenths of the group) —
+//!   start, plus since 2.5.53 the writing task's *colour* (`pid % 16` sixteenths of the group) —
 //!   with 8-block preallocation and ext2's search when the goal is taken (`grab_block`); a
 //!   file's indirect blocks are allocated inline, just before the data they map, as ext2
 //!   does.
@@ -248,7 +248,7 @@ impl Fs {
         self.setup_pid = pid;
     }
 
-    /// Colour first blocks by the allocating task's pid (2.6 ext2) or not (2.4 ext2).
+    /// Colour first blocks by the allocating task's pid (ext2 from 2.5.53) or not (2.4 ext2).
     pub fn set_colour(&mut self, on: bool) {
         self.colour = on;
     }
@@ -314,8 +314,8 @@ impl Fs {
     }
 
     /// The goal of a file's (or directory's) first block, `ext2_find_near` with no block
-    /// before it: the start of the inode's group, plus — with colouring on (2.6 ext2, at
-    /// least 2.6.13 to 2.6.23) — the allocating task's colour, `(pid % 16) *
+    /// before it: the start of the inode's group, plus — with colouring on (ext2 from
+    /// 2.5.53, 2.5.64 and 2.6.13 to 2.6.23 read) — the allocating task's colour, `(pid % 16) *
     /// blocks_per_group / 16`, so that files that tasks write at the same time start apart.
     fn colour_goal(&self, group: u64, pid: u32) -> u64 {
         let colour = if self.colour { (pid as u64 % 16) * (BLOCKS_PER_GROUP / 16) } else { 0 };

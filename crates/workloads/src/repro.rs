@@ -459,12 +459,15 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
             pass &= a8 * 10.0 <= d && a8 * 10.0 <= a;
             let _ = write!(f, "{n}: AS-8192 {a8:.3} vs dl {d:.2} / AS {a:.2} ms; ");
         }
-        push(
-            4,
-            "Random writes: AS-8192's average latency ≥ 10× lower than deadline's and AS's",
-            pass,
-            f.trim_end_matches("; ").into(),
-        );
+        let mut f = f.trim_end_matches("; ").to_string();
+        if quick && !pass {
+            // Expected at some seeds, and said so where it shows: see docs/workloads.md.
+            f.push_str(
+                "; on the quick runs' smaller machine the standard slots' writers sometimes hardly wait, so the \
+                 10× margin varies with the seed: this claim needs the full run",
+            );
+        }
+        push(4, "Random writes: AS-8192's average latency ≥ 10× lower than deadline's and AS's", pass, f);
     }
     // 5. CPU efficiency.
     {

@@ -5,7 +5,10 @@ use super::{iosched, stderr, stdout};
 /// The shape points in --quick form (the full run is below). Point 1 (AS ≥ 1.7× deadline
 /// for parallel sequential reads, AS-8192 at platter speed) needs the full run's file
 /// sizes: a quarter-size file set gives each of 64 readers 2 MiB, too little for
-/// anticipation to pay off in the same proportion. The rest must hold.
+/// anticipation to pay off in the same proportion. Point 4's 10× margin needs the full
+/// machine too: on the quarter-size one the 128-slot writers sometimes hardly wait (at
+/// seed 1, AS averages 0.07 ms at 16 threads), and the point holds at four of seeds 1–8;
+/// what holds at all eight is that AS-8192's writes are the fastest. The rest must hold.
 #[test]
 fn repro_quick_shape_points() {
     let o = iosched(&["repro", "--quick", "--json"]);
@@ -15,9 +18,26 @@ fn repro_quick_shape_points() {
     assert_eq!(v["seed"], 1);
     let claims = v["claims"].as_array().unwrap();
     let pass = |id: u64| claims.iter().find(|c| c["id"] == id).unwrap()["pass"].as_bool().unwrap();
-    for id in [2, 3, 4, 5, 6] {
+    for id in [2, 3, 5, 6] {
         let c = claims.iter().find(|c| c["id"] == id).unwrap();
         assert!(pass(id), "claim {id} failed: {}", c["figures"]);
+    }
+    let rows = v["tiobench"].as_array().unwrap();
+    let rand_write_lat = |label: &str, n: u64| {
+        rows.iter()
+            .find(|r| r["label"] == label && r["ours"]["phase"] == "rand_write" && r["ours"]["threads"] == n)
+            .unwrap()["ours"]["avg_lat_ms"]
+            .as_f64()
+            .unwrap()
+    };
+    for n in [16, 32, 64] {
+        let a8 = rand_write_lat("Antsched-8192", n);
+        let (d, a) = (rand_write_lat("Deadline", n), rand_write_lat("Antsched", n));
+        assert!(a8 < d && a8 < a, "{n} threads: AS-8192 {a8} ms, deadline {d}, AS {a}");
+    }
+    let c4 = claims.iter().find(|c| c["id"] == 4).unwrap();
+    if !pass(4) {
+        assert!(c4["figures"].as_str().unwrap().contains("this claim needs the full run"), "{}", c4["figures"]);
     }
     // Read-many under the streaming write: AS a small multiple, deadline and cfq-v1 huge.
     let rm = v["readmany"].as_array().unwrap();

@@ -31,11 +31,11 @@ fn sim_seeded(host: HostProfile, seed: u64, trace: bool, vmstat: bool) -> Sim {
     Sim::new(cfg, profile.build_boxed(seed))
 }
 
-/// Where a task's first write to a new file lands: on 2.6 ext2 colours a file's first
-/// block by the writer's pid, so it moves from seed to seed (the seed sets the pids, as a
-/// rerun's pids differ); on the 2.5 host every file aims at its group's start.
+/// Where a task's first write to a new file lands: ext2 (2.5.53 on, so both hosts)
+/// colours a file's first block by the writer's pid, so it moves from seed to seed (the
+/// seed sets the pids, as a rerun's pids differ).
 #[test]
-fn file_placement_follows_the_writers_pid_on_2_6_and_not_on_2_5() {
+fn file_placement_follows_the_writers_pid() {
     const GROUP: u64 = 32768;
     // (first block, writer's colour, the setup task's colour): the setup task made the
     // directory, whose block sits at its own colour point.
@@ -46,19 +46,27 @@ fn file_placement_follows_the_writers_pid_on_2_6_and_not_on_2_5() {
         let t = run_script(&mut s, vec![SysOp::Write { file: f, offset: 0, len: 4096 }, SysOp::Fsync { file: f }]);
         (s.fs.map(f, 0).expect("the write allocated a block"), s.pid(t) % 16, s.setup_pid() % 16)
     };
-    let on_25: Vec<u64> = (1..=8).map(|seed| first_block(HostProfile::linux_2003(64 << 20), seed).0).collect();
-    assert!(on_25.iter().all(|&b| b == on_25[0]), "2.5: one place whatever the pids: {on_25:?}");
-    let mut checked = 0;
-    for seed in 1..=8 {
-        let (block, colour, setup) = first_block(HostProfile::linux_2007(64 << 20), seed);
-        // A free colour point (not the group's metadata at colour 0, not the directory's
-        // block) is where the first block goes.
-        if colour != 0 && colour != setup {
-            assert_eq!(block % GROUP, colour as u64 * (GROUP / 16), "seed {seed}: the writer's colour point");
-            checked += 1;
+    for host in [HostProfile::linux_2003(64 << 20), HostProfile::linux_2007(64 << 20)] {
+        let name = host.name;
+        let mut checked = 0;
+        let mut places = Vec::new();
+        for seed in 1..=8 {
+            let (block, colour, setup) = first_block(host.clone(), seed);
+            places.push(block);
+            // A free colour point (not the group's metadata at colour 0, not the
+            // directory's block) is where the first block goes.
+            if colour != 0 && colour != setup {
+                assert_eq!(
+                    block % GROUP,
+                    colour as u64 * (GROUP / 16),
+                    "{name}, seed {seed}: the writer's colour point"
+                );
+                checked += 1;
+            }
         }
+        assert!(checked >= 4, "{name}: only {checked} of 8 seeds gave the writer a free colour point");
+        assert!(places.iter().any(|&b| b != places[0]), "{name}: the place moves with the pids: {places:?}");
     }
-    assert!(checked >= 4, "only {checked} of 8 seeds gave the writer a free colour point");
 }
 
 /// Run one task's system calls, in order, to the end; panics if it does not finish.
