@@ -255,6 +255,12 @@ fn wait_bound_ms(sched: &str) -> Option<u64> {
         // request that loses the elevator order in its queue's slot is its FIFO's head at
         // the next slot, which checks the FIFO once: two rounds. B-WF2Q+ may let one queue
         // lead its fair share by one slot, so a round is counted as eight slots.
+        // Not a proven bound: B-WF2Q+ bounds a queue's lag in service, not in slots, and a
+        // slot charged less than a full budget can be followed by more of the same queue's.
+        // Proptest seed 13714552705712441058 (regression line cc 2b4eec5f…7f50) exceeds it
+        // by 1 ms: one process is not served for 2.3 s while another gets about five slots
+        // in 1.1 s. CI draws fixed cases (PROPTEST_RNG_SEED in .ci/run); local runs may
+        // meet such a case.
         "bfq:low_latency=0" => Some(2 * (7 + 1) * (125 + 10 + 8) + 200),
         // With weight raising, the new processes' queues get 30 times the async queue's
         // weight for the raising period (seconds): no useful bound.
