@@ -109,6 +109,14 @@ impl Pass {
             index >= self.start && index < self.cursor
         }
     }
+
+    /// A page that joined the dirty set at generation `joined` has left it: if it is one
+    /// of this pass's and not yet visited, the pass keeps it to visit.
+    fn note_leaver(&mut self, index: u64, joined: u64) {
+        if joined <= self.began && !self.visited(index) {
+            self.left.insert(index);
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -542,10 +550,7 @@ impl PageCache {
         let d = self.dirty.get_mut(&file).expect("dirty page of a clean inode");
         let (joined, _) = d.pages.remove(&index).expect("a dirty page is in its inode's set");
         for &id in &d.passes {
-            let pass = self.passes[id as usize].as_mut().expect("a live pass");
-            if joined <= pass.began && !pass.visited(index) {
-                pass.left.insert(index);
-            }
+            self.passes[id as usize].as_mut().expect("a live pass").note_leaver(index, joined);
         }
         if d.pages.is_empty() {
             let since = d.since;
@@ -638,8 +643,9 @@ impl PageCache {
             let hi = if pass.wrapped { pass.start } else { u64::MAX };
             let range = (std::ops::Bound::Included(pass.cursor), std::ops::Bound::Excluded(hi));
             let left = pass.left.range(range).next().map(|&i| (i, None));
-            // Only pages before the next leaver can come first: the scan stops there, so
-            // newer pages past it are not walked again at every peek.
+            // A page still in the set comes first only if it lies before the next leaver,
+            // so the scan stops there (and newer pages past it are not walked again at
+            // every peek); failing one, the leaver is next.
             let until = left.map_or(hi, |(i, _)| i);
             let still_range = (std::ops::Bound::Included(pass.cursor), std::ops::Bound::Excluded(until));
             let still = self
@@ -647,11 +653,7 @@ impl PageCache {
                 .get(&pass.file)
                 .and_then(|d| d.pages.range(still_range).find(|(_, (joined, _))| *joined <= pass.began))
                 .map(|(&i, &(_, p))| (i, Some(p)));
-            let next = match (still, left) {
-                (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
-                (a, b) => a.or(b),
-            };
-            match next {
+            match still.or(left) {
                 Some((i, p)) => {
                     // Nothing of the pass lies between the cursor and `i`, nor can come to:
                     // pages joining now are not the pass's.
@@ -720,9 +722,7 @@ impl PageCache {
             for &id in &d.passes {
                 let pass = self.passes[id as usize].as_mut().expect("a live pass");
                 for (&i, &(joined, _)) in &d.pages {
-                    if joined <= pass.began && !pass.visited(i) {
-                        pass.left.insert(i);
-                    }
+                    pass.note_leaver(i, joined);
                 }
             }
         }

@@ -1893,7 +1893,7 @@ impl Sim {
                 w.encountered_congestion = true;
                 return self.writeback_done(t, w);
             }
-            if self.wb_peek(&mut w).is_none() {
+            if self.wb_peek(&w).is_none() {
                 self.release_inode(&mut w);
                 let Some(f) = w.inodes.pop_front() else {
                     return self.writeback_done(t, w);
@@ -1919,7 +1919,7 @@ impl Sim {
             let mut pages: Vec<PageId> = Vec::new();
             let mut first_block = 0;
             let mut prev: Option<(u64, u64)> = None;
-            while let Some((idx, known)) = self.wb_peek(&mut w) {
+            while let Some((idx, known)) = self.wb_peek(&w) {
                 debug_assert!(known.is_none() || known == self.cache.get(f, idx));
                 let Some(p) = known.or_else(|| self.cache.get(f, idx)) else {
                     self.wb_pop(&mut w, idx);
@@ -1972,7 +1972,7 @@ impl Sim {
     }
 
     /// The next page the pass considers on its inode: its index, and its page if known.
-    fn wb_peek(&mut self, w: &mut Writeback) -> Option<(u64, Option<PageId>)> {
+    fn wb_peek(&mut self, w: &Writeback) -> Option<(u64, Option<PageId>)> {
         match &w.pages {
             WbPages::None => None,
             WbPages::List(q) => q.front().map(|&i| (i, None)),
