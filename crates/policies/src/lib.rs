@@ -3,8 +3,9 @@
 //! and tunables, and its integer (jiffy, fixed-point) arithmetic.
 //!
 //! What it is: `noop`, `deadline`, `anticipatory` (AS) and `cfq` as in Linux 2.6.20, the
-//! original 2003 CFQ as `cfq-v1`, today's `mq-deadline` and `kyber`, and the [`registry`] that parses specification strings
-//! such as `as:antic_expire=0,read_expire=250ms` into configured instances.
+//! original 2003 CFQ as `cfq-v1`, today's `mq-deadline`, `kyber` and `bfq` (without
+//! cgroups), and the [`registry`] that parses specification strings such as
+//! `as:antic_expire=0,read_expire=250ms` into configured instances.
 //!
 //! What it is not: policies only *choose*. They implement [`iosched_core::Scheduler`]
 //! and rely on the framework in `iosched-core` for the request pool, merging, plugging and

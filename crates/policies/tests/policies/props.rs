@@ -256,7 +256,8 @@ fn wait_bound_ms(sched: &str) -> Option<u64> {
         // the next slot, which checks the FIFO once: two rounds. B-WF2Q+ may let one queue
         // lead its fair share by one slot, so a round is counted as eight slots.
         // Not a proven bound: B-WF2Q+ bounds a queue's lag in charged service, not in slots
-        // or time. Proptest seed 13714552705712441058 exceeds it by 1 ms (a request waits
+        // or time (that bound is checked in bfq/wf2q.rs,
+        // `backlogged_pairs_stay_within_the_relative_fairness_bound`). Proptest seed 13714552705712441058 exceeds it by 1 ms (a request waits
         // 2489 ms; its line, cc 2b4eec5f6b73c0632ec5da60522a250bf30ddee3163325a8f88340938be27f50,
         // is deliberately not in proptest-regressions, where it would fail every run). A
         // trace of that case: a seeky queue's slot hits the budget
