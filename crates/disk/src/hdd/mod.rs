@@ -178,6 +178,8 @@ pub struct Hdd {
     pub hits: u64,
     scratch_dirty: Vec<usize>,
     scratch_ready: Vec<usize>,
+    /// The stalled writes being retried (`after_destage`), kept to reuse its storage.
+    scratch_stalled: Vec<Queued>,
 }
 
 impl Hdd {
@@ -223,6 +225,7 @@ impl Hdd {
             hits: 0,
             scratch_dirty: Vec::new(),
             scratch_ready: Vec::new(),
+            scratch_stalled: Vec::new(),
             dirty_possible: std::cell::Cell::new(false),
         }
     }
@@ -892,8 +895,11 @@ impl Hdd {
 
     /// Buffer space or clean media after a destage at `t`: stalled writes and flushes.
     fn after_destage(&mut self, t: u64) {
-        let stalled = std::mem::take(&mut self.stalled);
-        for q in stalled {
+        // Retry them in order; those that still find no space go back, in order. The two
+        // lists swap storage, so nothing is allocated per retry.
+        let mut stalled = std::mem::take(&mut self.scratch_stalled);
+        std::mem::swap(&mut stalled, &mut self.stalled);
+        for q in stalled.drain(..) {
             let Some((s, append)) = self.select_write(q.lbn, q.n, t) else {
                 self.stalled.push(q);
                 continue;
@@ -904,6 +910,7 @@ impl Hdd {
             let xfer_at = (q.arrival + ovh + o.disconnect_write).max(t) + o.reselect_first + o.data_prep;
             self.accept_fast_write(t, &q, s, append, xfer_at, t.max(q.arrival + ovh));
         }
+        self.scratch_stalled = stalled;
         if self.ndirty() == 0 && self.stalled.is_empty() && !self.flushes.is_empty() {
             let o = self.p.overheads.write_complete;
             for f in std::mem::take(&mut self.flushes) {
@@ -1183,10 +1190,9 @@ impl Hdd {
         let Some((s, hit)) = sel else {
             // Every segment is dirty: destage one first, the read waits.
             self.queue.push(q);
-            let dirty: Vec<usize> = (0..self.segs.len())
-                .filter(|&i| self.segs[i].state == SegState::Dirty && self.segs[i].destaging_until.is_none())
-                .collect();
-            if let Some(&d) = dirty.first() {
+            let dirty = (0..self.segs.len())
+                .find(|&i| self.segs[i].state == SegState::Dirty && self.segs[i].destaging_until.is_none());
+            if let Some(d) = dirty {
                 self.destage(d, t, free);
             } else {
                 // All dirty segments are being destaged: the heads are busy anyway.

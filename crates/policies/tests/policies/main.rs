@@ -7,3 +7,4 @@ mod kyber;
 mod props;
 mod registry;
 mod request_alloc;
+mod steady_alloc;
