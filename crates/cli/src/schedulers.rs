@@ -161,7 +161,7 @@ pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
 
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
-    /// A queue-input trace written by `--record` (real runtime) or the simulator.
+    /// A queue-input trace written by `iosched real … --record` (the simulator does not write one).
     pub file: PathBuf,
     /// Scheduler spec to replay with (default: the trace's `# sched` line). What the
     /// device told the queue, recorded there (queue_depth, rotational), applies unless
