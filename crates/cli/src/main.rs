@@ -4,6 +4,7 @@
 mod bench;
 mod disk;
 mod real;
+mod record;
 mod schedulers;
 mod sim;
 

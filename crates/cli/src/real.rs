@@ -1,5 +1,6 @@
 //! `iosched real …`: the workloads on real files and block devices (crate `iosched-rt`).
 
+use crate::record;
 use iosched_policies::{SchedSpec, parse_list};
 use iosched_rt::workload::{Control, Ended, fio_like, readmany, tiobench};
 use iosched_rt::{BackendChoice, Options, Report};
@@ -194,16 +195,7 @@ fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
     // A trace with nowhere to go fails now, before the target is created or touched (a
     // directory we may not write to still shows only when the trace is written).
     if let Some(r) = &c.record {
-        let dir = r.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        if !dir.exists() {
-            return Err(format!("--record {}: directory {} does not exist", r.display(), dir.display()));
-        }
-        if !dir.is_dir() {
-            return Err(format!("--record {}: {} is not a directory", r.display(), dir.display()));
-        }
-        if r.is_dir() {
-            return Err(format!("--record {}: is a directory; expected a file path", r.display()));
-        }
+        record::check_path(r)?;
     }
     let mut o = Options::new(spec);
     o.emulate = c.emulate.clone();
@@ -215,32 +207,12 @@ fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
     Ok(o)
 }
 
-fn record_path(base: &Path, n: usize, runs: usize) -> PathBuf {
-    if runs == 1 {
-        base.to_path_buf()
-    } else {
-        let mut s = base.as_os_str().to_owned();
-        s.push(format!(".{n}"));
-        PathBuf::from(s)
-    }
-}
-
 /// Write a run's trace if asked; print a one-line note unless JSON.
 fn save_trace(c: &Common, report: &Report, n: usize, runs: usize) -> Result<(), String> {
     let (Some(base), Some(t)) = (&c.record, &report.trace) else {
         return Ok(());
     };
-    let p = record_path(base, n, runs);
-    std::fs::write(&p, t.to_text()).map_err(|e| format!("--record {}: {e}", p.display()))?;
-    if !c.json {
-        eprintln!(
-            "recorded {} queue inputs to {} (check with `iosched replay {}`)",
-            t.records.len(),
-            p.display(),
-            p.display()
-        );
-    }
-    Ok(())
+    record::write(base, t, n, runs, c.json)
 }
 
 fn control() -> Result<Control, String> {
@@ -648,12 +620,5 @@ mod tests {
         assert_eq!(parse_duration("500ms", "x"), Ok(Duration::from_millis(500)));
         assert!(parse_duration("0s", "--runtime").unwrap_err().contains("positive"));
         assert!(parse_duration("5x", "--runtime").unwrap_err().starts_with("--runtime: "));
-    }
-
-    #[test]
-    fn record_paths() {
-        let b = Path::new("/tmp/t.trace");
-        assert_eq!(record_path(b, 1, 1), PathBuf::from("/tmp/t.trace"));
-        assert_eq!(record_path(b, 2, 3), PathBuf::from("/tmp/t.trace.2"));
     }
 }

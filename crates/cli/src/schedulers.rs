@@ -161,11 +161,13 @@ pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
 
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
-    /// A queue-input trace written by `iosched real … --record` (the simulator does not write one).
+    /// A queue-input trace written by `--record` (`iosched real …`, `iosched tiobench`,
+    /// `iosched readmany`).
     pub file: PathBuf,
     /// Scheduler spec to replay with (default: the trace's `# sched` line). What the
-    /// device told the queue, recorded there (queue_depth, rotational), applies unless
-    /// this spec sets it; the recording's other settings do not carry over.
+    /// device and the kernel gave the queue, recorded there (queue_depth, rotational,
+    /// max_sectors, request_alloc), applies unless this spec sets it; the recording's
+    /// other settings do not carry over.
     #[arg(long)]
     pub sched: Option<String>,
     /// One JSON object: file, scheduler, records, identical, and dispatches (when
@@ -195,14 +197,15 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
         }
     };
     let mut spec = SchedSpec::parse(&spec_text).map_err(|e| format!("{}: {e}", origin()))?;
-    // The recorded spec also carries what the device told the queue (its depth, whether it
-    // rotates; the runtime adds them): those describe the recording, not the scheduler,
-    // so they carry over to a --sched that does not set them.
+    // The recorded spec also carries what the device and the kernel gave the queue (its
+    // depth, whether it rotates, its largest request, the request pool's rules; the
+    // runtime and the simulator add them): those describe the recording, not the
+    // scheduler, so they carry over to a --sched that does not set them.
     if a.sched.is_some()
         && let Some(rec) = t.meta("sched").and_then(|s| SchedSpec::parse(s).ok())
     {
         for (k, v) in &rec.settings {
-            let device = matches!(k.as_str(), "queue_depth" | "rotational");
+            let device = matches!(k.as_str(), "queue_depth" | "rotational" | "max_sectors" | "request_alloc");
             if device && spec.setting_for(k).is_none() {
                 spec = spec.with_setting(k, v);
             }

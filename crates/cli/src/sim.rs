@@ -1,5 +1,6 @@
 //! `iosched tiobench`, `iosched readmany`, `iosched repro`: the simulated benchmarks.
 
+use crate::record;
 use iosched_policies::{SchedSpec, parse_list};
 use iosched_workloads::machine::{Machine, parse_duration, parse_size};
 use iosched_workloads::readmany::{self, Background, ReadmanyConfig, ReadmanyResult};
@@ -168,6 +169,11 @@ pub struct TiobenchArgs {
     /// One JSON object per (scheduler, phase, threads) instead of the table, each with the machine it ran on (`machine`).
     #[arg(long)]
     pub json: bool,
+    /// Write each run's queue inputs and dispatches (the trace format of `iosched replay`,
+    /// as `iosched real … --record` writes) to FILE; with several runs, to `FILE.<n>`
+    /// (n = 1, 2, … in table order: scheduler, then thread count).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
@@ -184,9 +190,21 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
     };
     cfg.validate(&threads)?;
     specs_fit(&cfg.machine, &specs)?;
+    if let Some(r) = &a.record {
+        record::check_path(r)?;
+    }
     let p = Progress::new("tiobench");
-    let records = tiobench::run_matrix(&specs, &threads, &cfg, &|d, t| p.tick(d, t, ""))?;
+    let tick = |d, t| p.tick(d, t, "");
+    let (records, traces) = match &a.record {
+        None => (tiobench::run_matrix(&specs, &threads, &cfg, &tick)?, Vec::new()),
+        Some(_) => tiobench::run_matrix_recorded(&specs, &threads, &cfg, &tick)?,
+    };
     p.finish();
+    if let Some(base) = &a.record {
+        for (i, t) in traces.iter().enumerate() {
+            record::write(base, t, i + 1, traces.len(), a.json)?;
+        }
+    }
     if a.json {
         let mut out = std::io::stdout().lock();
         for r in &records {
@@ -256,6 +274,11 @@ pub struct ReadmanyArgs {
     /// missing or itself timed out —, seed and machine).
     #[arg(long)]
     pub json: bool,
+    /// Write each run's queue inputs and dispatches, warm-up included (the trace format of
+    /// `iosched replay`, as `iosched real … --record` writes) to FILE; with several runs, to
+    /// `FILE.<n>` (n = 1, 2, … in table order: scheduler, then background).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
@@ -278,9 +301,20 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     cfg.tree_scale = a.tree_scale;
     cfg.vmstat = a.vmstat;
     specs_fit(&cfg.machine, &specs)?;
+    if let Some(r) = &a.record {
+        record::check_path(r)?;
+        cfg.record = true;
+    }
     let p = Progress::new("readmany");
-    let results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;
+    let mut results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;
     p.finish();
+    if let Some(base) = &a.record {
+        let n = results.len();
+        for (i, r) in results.iter_mut().enumerate() {
+            let t = r.queue_trace.take().expect("recorded");
+            record::write(base, &t, i + 1, n, a.json)?;
+        }
+    }
     // The ratio to the unloaded run; none when that run was not measured, or itself
     // stopped at --timeout (a time that is only a lower bound divides into nothing).
     let unloaded = |r: &ReadmanyResult| {

@@ -1,8 +1,8 @@
 //! The queue-input trace: every input a [`Queue`] received, with its time, plus the
-//! dispatch decisions it produced. The real runtime writes it (`iosched real … --record`);
-//! the simulator does not (its `SimConfig::trace` is a blkparse-like event log). [`replay`]
-//! feeds a recording to a fresh queue and checks that the dispatch sequence is identical —
-//! the proof that the policies decided from their inputs alone, as in the simulator.
+//! dispatch decisions it produced. Both drivers write it (`--record` of `iosched real …`,
+//! and of the simulated `iosched tiobench` and `iosched readmany`); [`replay`] feeds a
+//! recording to a fresh queue and checks that the dispatch sequence is identical — the
+//! proof that both drivers run the same code.
 //!
 //! Text format, one record per line, times in nanoseconds since the start of the run:
 //!

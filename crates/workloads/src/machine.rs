@@ -2,6 +2,7 @@
 //! a seed. The seed sets what a real rerun varies: the disk's initial rotational
 //! position, the workload's random offsets and think-time jitter.
 
+use iosched_core::trace::Trace;
 use iosched_core::{Instant, Queue, QueueConfig};
 use iosched_policies::SchedSpec;
 use iosched_sim::{CpuProfile, HostProfile, Sim, SimConfig};
@@ -130,23 +131,49 @@ impl Machine {
         Ok(())
     }
 
+    /// `spec` with the settings this machine's driver gives the queue before the spec's
+    /// own apply — the disk's queue depth and largest request, the host's request
+    /// allocation, whether the disk rotates — written out in front of the spec's settings
+    /// (those the spec sets itself are left to it). Built on the default configuration,
+    /// it is the queue a run uses ([`Machine::queue`]), so it is a recording's `# sched`
+    /// line and `iosched replay` rebuilds that queue from it.
+    pub fn effective_spec(&self, spec: &SchedSpec) -> Result<SchedSpec, String> {
+        let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        let host = self.host_profile()?;
+        let alloc = match host.request_alloc {
+            iosched_core::RequestAlloc::V2_5 => "2.5",
+            iosched_core::RequestAlloc::V2_6_20 => "2.6.20",
+        };
+        let rotational = matches!(profile.kind, iosched_disk::profile::ProfileKind::Hdd(_));
+        let mut driver = vec![
+            ("queue_depth", profile.queue_depth().max(1).to_string()),
+            ("request_alloc", alloc.to_string()),
+            ("rotational", (rotational as u8).to_string()),
+        ];
+        if let Some(m) = profile.max_request_sectors {
+            driver.push(("max_sectors", m.to_string()));
+        }
+        let (name, own) = match spec.text.split_once(':') {
+            Some((n, rest)) => (n, Some(rest)),
+            None => (spec.text.as_str(), None),
+        };
+        let mut items: Vec<String> = driver
+            .into_iter()
+            .filter(|(k, _)| spec.setting_for(k).is_none())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        items.extend(own.map(str::to_string));
+        let text = if items.is_empty() { name.to_string() } else { format!("{name}:{}", items.join(",")) };
+        SchedSpec::parse(&text).map_err(|e| format!("{spec}: {e}"))
+    }
+
     /// The request queue for `spec` on this machine's disk: the driver sets the queue
     /// depth and largest request from the disk profile, then the spec's settings apply
     /// (a `max_sectors` above the driver's limit is an error, as sysfs refuses it).
     pub fn queue(&self, spec: &SchedSpec) -> Result<Queue, String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
-        let host = self.host_profile()?;
-        let mut base = QueueConfig {
-            depth: profile.queue_depth().max(1),
-            request_alloc: host.request_alloc,
-            rotational: matches!(profile.kind, iosched_disk::profile::ProfileKind::Hdd(_)),
-            ..QueueConfig::default()
-        };
-        if let Some(m) = profile.max_request_sectors {
-            base.max_sectors = m;
-        }
-        let hw = base.max_sectors;
-        let q = spec.queue_on(base).map_err(|e| e.to_string())?;
+        let hw = profile.max_request_sectors.unwrap_or(QueueConfig::default().max_sectors);
+        let q = self.effective_spec(spec)?.queue_on(QueueConfig::default()).map_err(|e| e.to_string())?;
         if let Some(m) = profile.max_request_sectors
             && q.config().max_sectors > m
         {
@@ -166,6 +193,20 @@ impl Machine {
             ));
         }
         Ok(q)
+    }
+
+    /// The queue-input trace `queue` kept for one run of `spec` (it must have been
+    /// recording: `Queue::start_recording`), with the effective spec as its `# sched`
+    /// line, the run's label (`# run`) and the machine (`# machine`).
+    pub fn queue_trace(&self, spec: &SchedSpec, run: &str, queue: &mut Queue) -> Result<Trace, String> {
+        Ok(Trace {
+            meta: vec![
+                ("sched".into(), self.effective_spec(spec)?.text),
+                ("run".into(), run.to_string()),
+                ("machine".into(), self.describe()),
+            ],
+            records: queue.take_record(),
+        })
     }
 
     /// A fresh simulator for one run, for a queue whose largest request is

@@ -25,6 +25,7 @@
 use crate::kernel_tree::KernelTree;
 use crate::machine::Machine;
 use iosched_core::time::format_duration;
+use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Shared};
@@ -73,6 +74,8 @@ pub struct ReadmanyConfig {
     pub vmstat: bool,
     /// Keep a blkparse-like trace of the block-layer events of the whole run.
     pub trace: bool,
+    /// Keep the queue-input trace of the whole run (`--record`), for `iosched replay`.
+    pub record: bool,
     /// Fraction of the kernel tree to read (1.0 = the whole 2.4.19 tree; `--quick`
     /// runs use less).
     pub tree_scale: f64,
@@ -88,6 +91,7 @@ impl ReadmanyConfig {
             stream_bytes: 512 << 20,
             vmstat: false,
             trace: false,
+            record: false,
             tree_scale: 1.0,
         }
     }
@@ -110,6 +114,9 @@ pub struct ReadmanyResult {
     pub vmstat: Vec<VmstatLine>,
     #[serde(skip)]
     pub trace: Vec<String>,
+    /// The queue-input trace of the whole run, warm-up included (with `record`).
+    #[serde(skip)]
+    pub queue_trace: Option<Trace>,
 }
 
 const PIPE_WRITTEN: usize = 0;
@@ -165,6 +172,9 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
         &format!("the kernel tree and the {} MiB streaming file", stream_bytes >> 20),
     )?;
     let mut queue = cfg.machine.queue(spec)?;
+    if cfg.record {
+        queue.start_recording();
+    }
     let limit = Instant::ZERO + cfg.warmup + cfg.timeout;
     let mut sim = cfg.machine.sim(Some(limit), cfg.vmstat, queue.config().max_sectors)?;
     if cfg.trace {
@@ -198,6 +208,14 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     let first = (start - Instant::ZERO).as_secs_f64().floor() as u64;
     let last = first + elapsed.ceil() as u64;
     let vmstat = sim.stats.vmstat.iter().filter(|l| l.second > first && l.second <= last).cloned().collect();
+    let queue_trace = match cfg.record {
+        true => Some(cfg.machine.queue_trace(
+            spec,
+            &format!("readmany, background {}", cfg.background.name()),
+            &mut queue,
+        )?),
+        false => None,
+    };
     Ok(ReadmanyResult {
         scheduler: spec.to_string(),
         background: cfg.background,
@@ -208,6 +226,7 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
         background_bytes: p.background_bytes,
         vmstat,
         trace: sim.trace.take().unwrap_or_default(),
+        queue_trace,
     })
 }
 

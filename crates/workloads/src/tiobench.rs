@@ -17,6 +17,7 @@
 
 use crate::machine::Machine;
 pub use crate::tiobench_report::{Phase, TiobenchRecord};
+use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Shared};
@@ -173,7 +174,24 @@ const RELEASE: usize = 0;
 
 /// Run tiotest with `threads` threads under `spec`; returns the four phases.
 pub fn run(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<Vec<PhaseResult>, String> {
+    Ok(run_with(spec, threads, cfg, false)?.0)
+}
+
+/// As [`run`], also keeping the queue's inputs and dispatches: the queue-input trace
+/// (`iosched tiobench --record`) that `iosched replay` checks.
+pub fn run_recorded(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<(Vec<PhaseResult>, Trace), String> {
+    let (phases, trace) = run_with(spec, threads, cfg, true)?;
+    Ok((phases, trace.expect("recorded")))
+}
+
+/// One run's phases, and its queue-input trace if it was recorded.
+type Run = (Vec<PhaseResult>, Option<Trace>);
+
+fn run_with(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig, record: bool) -> Result<Run, String> {
     let mut queue = cfg.machine.queue(spec)?;
+    if record {
+        queue.start_recording();
+    }
     let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
     let n = threads as u64;
     let file_bytes = cfg.size / (1 << 20) / n * (1 << 20);
@@ -206,7 +224,11 @@ pub fn run(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<Vec<P
     if r.len() != 4 {
         return Err(format!("tiobench with {threads} threads did not finish ({} phases done)", r.len()));
     }
-    Ok(r)
+    let trace = match record {
+        true => Some(cfg.machine.queue_trace(spec, &format!("tiobench, {threads} threads"), &mut queue)?),
+        false => None,
+    };
+    Ok((r, trace))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -413,24 +435,48 @@ pub fn run_matrix(
     cfg: &TiobenchConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<TiobenchRecord>, String> {
+    Ok(matrix(specs, threads, cfg, progress, false)?.0)
+}
+
+/// As [`run_matrix`], with each run's queue-input trace, in the same order (scheduler,
+/// then thread count).
+pub fn run_matrix_recorded(
+    specs: &[SchedSpec],
+    threads: &[u32],
+    cfg: &TiobenchConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(Vec<TiobenchRecord>, Vec<Trace>), String> {
+    matrix(specs, threads, cfg, progress, true)
+}
+
+fn matrix(
+    specs: &[SchedSpec],
+    threads: &[u32],
+    cfg: &TiobenchConfig,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    record: bool,
+) -> Result<(Vec<TiobenchRecord>, Vec<Trace>), String> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     cfg.validate(threads)?;
     let jobs: Vec<(usize, u32)> = (0..specs.len()).flat_map(|s| threads.iter().map(move |&t| (s, t))).collect();
     let done = AtomicUsize::new(0);
-    let runs: Vec<Result<Vec<PhaseResult>, String>> = jobs
+    let runs: Vec<Result<Run, String>> = jobs
         .par_iter()
         .map(|&(s, t)| {
-            let r = run(&specs[s], t, cfg);
+            let r = run_with(&specs[s], t, cfg, record);
             progress(done.fetch_add(1, Ordering::SeqCst) + 1, jobs.len());
             r
         })
         .collect();
     let mut out = Vec::new();
+    let mut traces = Vec::new();
     for (r, &(s, _)) in runs.into_iter().zip(&jobs) {
-        for p in r? {
+        let (phases, trace) = r?;
+        for p in phases {
             out.push(p.record(&specs[s].to_string(), cfg));
         }
+        traces.extend(trace);
     }
-    Ok(out)
+    Ok((out, traces))
 }

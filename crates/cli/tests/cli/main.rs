@@ -17,6 +17,27 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).unwrap()
 }
 
+/// A fresh path under the system's temporary directory, removed when dropped.
+#[derive(Debug)]
+pub struct TempPath(pub std::path::PathBuf);
+
+impl TempPath {
+    pub fn new(name: &str) -> TempPath {
+        let p = std::env::temp_dir().join(format!("iosched-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        TempPath(p)
+    }
+    pub fn s(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempPath {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// `iosched schedulers | head -1`: the closed pipe ends the process quietly (SIGPIPE, as
 /// for C tools), with no panic message. The pipe's read end is closed before the program
 /// starts, so its first write meets a closed pipe.

@@ -1,28 +1,7 @@
 //! `iosched real …` and `iosched replay`, on a plain temporary file (the runtime picks
 //! whichever backend works; the library's own tests cover io_uring, root and losetup).
 
-use super::{iosched, stderr, stdout};
-use std::path::PathBuf;
-
-/// A fresh path under the system's temporary directory, removed when dropped.
-struct TempPath(PathBuf);
-
-impl TempPath {
-    fn new(name: &str) -> TempPath {
-        let p = std::env::temp_dir().join(format!("iosched-cli-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_file(&p);
-        TempPath(p)
-    }
-    fn s(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempPath {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
+use super::{TempPath, iosched, stderr, stdout};
 
 const SMALL: [&str; 8] = ["--threads", "2", "--size", "4M", "--random", "40", "--sched", "noop,deadline"];
 

@@ -1,6 +1,6 @@
 //! `iosched repro`, `tiobench`, `readmany`, `disk`.
 
-use super::{iosched, stderr, stdout};
+use super::{TempPath, iosched, stderr, stdout};
 
 /// The shape points in --quick form (the full run is below). Point 1 (AS ≥ 1.7× deadline
 /// for parallel sequential reads, AS-8192 at platter speed) needs the full run's file
@@ -373,4 +373,51 @@ fn tiobench_as_printed_keeps_stdout_tiobench_pl_only() {
     let j = iosched(&["tiobench", "--as-printed", "--json"]);
     assert!(!j.status.success());
     assert!(stderr(&j).contains("cannot be used with"), "{}", stderr(&j));
+}
+
+/// `tiobench --record` writes one queue-input trace per run, `FILE.n` in table order,
+/// each naming its run; `iosched replay` checks each (the simulated runs' dispatches come
+/// back from their inputs alone), also with another `--sched`, which keeps the recorded
+/// machine's queue settings. With `--json`, stdout stays JSON.
+#[test]
+fn tiobench_record_then_replay() {
+    let base = TempPath::new("sim.trace");
+    let f = |n: u32| TempPath(std::path::PathBuf::from(format!("{}.{n}", base.s())));
+    let (one, two) = (f(1), f(2));
+    let o = iosched(&[
+        "tiobench",
+        "--sched",
+        "as,deadline",
+        "--threads",
+        "4",
+        "--size",
+        "8M",
+        "--random",
+        "40",
+        "--json",
+        "--record",
+        base.s(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for l in stdout(&o).lines() {
+        serde_json::from_str::<serde_json::Value>(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+    }
+    let text = std::fs::read_to_string(&one.0).unwrap();
+    assert!(
+        text.contains("\n# sched as:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255\n"),
+        "{text:.300}"
+    );
+    assert!(text.contains("\n# run tiobench, 4 threads\n"), "{text:.300}");
+    assert!(std::fs::read_to_string(&two.0).unwrap().contains("\n# sched deadline:"));
+    for t in [&one, &two] {
+        let r = iosched(&["replay", t.s()]);
+        assert!(r.status.success(), "{}", stderr(&r));
+        assert!(stdout(&r).starts_with("replay OK: "), "{}", stdout(&r));
+    }
+    // deadline's inputs under AS, on the recorded machine's queue: AS decides otherwise.
+    let r = iosched(&["replay", two.s(), "--sched", "as", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&r)).unwrap();
+    assert_eq!(v["scheduler"], "as:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255", "{v}");
+    assert_eq!(v["identical"], false, "{v}");
+    assert!(!r.status.success());
 }

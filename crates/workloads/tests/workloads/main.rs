@@ -5,6 +5,7 @@
 mod aio_stress;
 mod compare;
 mod iozone;
+mod record;
 mod sysbench;
 mod tiobench;
 

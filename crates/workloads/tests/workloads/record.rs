@@ -1,0 +1,81 @@
+//! Simulated runs keep the queue-input trace the real runtime's `--record` writes, and a
+//! fresh queue built from its `# sched` line alone makes the same dispatches: the policies
+//! decided from their inputs, whichever driver fed them (DESIGN.md, "Proof that both
+//! drivers run the same code").
+
+use super::spec;
+use iosched_core::trace::{self, Trace};
+use iosched_core::{QueueConfig, RequestAlloc};
+use iosched_policies::SchedSpec;
+use iosched_workloads::machine::Machine;
+use iosched_workloads::readmany::{self, Background, ReadmanyConfig};
+use iosched_workloads::tiobench::{self, TiobenchConfig};
+
+/// Replay `t` (through its text form, as `iosched replay` reads a file) with `sched`, or
+/// with its own `# sched` line.
+fn replay(t: &Trace, sched: Option<&str>) -> Result<usize, String> {
+    let t = Trace::parse(&t.to_text()).map_err(|e| e.to_string())?;
+    let own = t.meta.iter().find(|(k, _)| k == "sched").map(|(_, v)| v.clone()).expect("# sched line");
+    let mut q = SchedSpec::parse(sched.unwrap_or(&own)).unwrap().queue().unwrap();
+    trace::replay(&t.records, &mut q).map_err(|e| e.to_string())
+}
+
+#[test]
+fn simulated_tiobench_runs_replay_through_a_fresh_queue() {
+    let m = Machine::new("ide-2003", 64 << 20, "piii-1000", 1);
+    let cfg = TiobenchConfig { size: 16 << 20, block: 4096, random: 200, drop_caches: false, machine: m };
+    for s in ["deadline", "as:nr_requests=8192", "cfq", "cfq-v1", "bfq", "kyber", "mq-deadline"] {
+        let (_, t) = tiobench::run_recorded(&spec(s), 4, &cfg).unwrap();
+        let n = replay(&t, None).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert!(n > 200, "{s}: {n} dispatches");
+    }
+    // The check can fail: the same inputs under another policy dispatch differently.
+    let (_, t) = tiobench::run_recorded(&spec("deadline"), 4, &cfg).unwrap();
+    assert!(replay(&t, Some("noop:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255")).is_err());
+}
+
+/// The read-many run: timers (AS anticipation, CFQ idling), a full pool with writers
+/// waiting, reads promoted past a write stream.
+#[test]
+fn simulated_readmany_runs_replay_through_a_fresh_queue() {
+    for s in ["as", "cfq", "cfq-v1", "deadline"] {
+        let mut cfg =
+            ReadmanyConfig::new(Machine::new("ide-2003-fast", 256 << 20, "p4-ht", 1), Background::StreamWrite);
+        cfg.tree_scale = 0.02;
+        cfg.warmup = iosched_core::Duration::from_secs(3);
+        cfg.record = true;
+        let r = readmany::run(&spec(s), &cfg).unwrap();
+        let t = r.queue_trace.expect("recorded");
+        let n = replay(&t, None).unwrap_or_else(|e| panic!("{s}: {e}"));
+        assert!(n > 500, "{s}: {n} dispatches");
+    }
+}
+
+/// The effective spec carries what the machine's driver sets, and the spec's own
+/// settings win over it, as sysfs writes do after the driver.
+#[test]
+fn the_effective_spec_is_the_runs_queue() {
+    let ide = Machine::new("ide-2003", 256 << 20, "piii-1000", 1);
+    let ncq = ide.clone().with_host("linux-2.6");
+    let ncq = Machine { disk: "sata-2004-ncq".into(), ..ncq };
+    let nvme = Machine { disk: "nvme-ssd".into(), ..ncq.clone() };
+    let cfg = |m: &Machine, s: &str| -> QueueConfig {
+        let eff = m.effective_spec(&spec(s)).unwrap();
+        let c = eff.queue().unwrap().config().clone();
+        assert_eq!(&c, m.queue(&spec(s)).unwrap().config(), "{s}: the run's queue is the effective spec's");
+        c
+    };
+    let c = cfg(&ide, "as");
+    assert_eq!((c.depth, c.request_alloc, c.rotational, c.max_sectors), (1, RequestAlloc::V2_5, true, 255));
+    assert_eq!(
+        ide.effective_spec(&spec("as")).unwrap().text,
+        "as:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255"
+    );
+    assert_eq!(cfg(&ide, "deadline:max_sectors_kb=64").max_sectors, 128);
+    assert_eq!(cfg(&ide, "deadline:request_alloc=2.6.20").request_alloc, RequestAlloc::V2_6_20);
+    let c = cfg(&ncq, "cfq");
+    assert_eq!((c.depth, c.request_alloc, c.rotational), (32, RequestAlloc::V2_6_20, true));
+    assert_eq!(cfg(&ncq, "cfq:queue_depth=1").depth, 1);
+    assert!(!cfg(&nvme, "bfq").rotational);
+    assert!(cfg(&nvme, "bfq:rotational=1").rotational);
+}
