@@ -1,8 +1,10 @@
 //! `iosched sysbench fileio`, `iosched iozone`, `iosched aio-stress` and `iosched compare`:
 //! the simulated benchmark tools with their own option names and output, and A/B studies.
 
+use crate::record;
 use crate::sim::{MachineArgs, Progress, specs, specs_fit};
 use iosched_core::Duration;
+use iosched_core::trace::Trace;
 use iosched_policies::SchedSpec;
 use iosched_workloads::aio_stress::{self, AioStressConfig, Stage};
 use iosched_workloads::compare::{self, CompareConfig};
@@ -10,11 +12,20 @@ use iosched_workloads::iozone::{self, IozoneConfig, Sizes};
 use iosched_workloads::machine::{Machine, parse_size};
 use iosched_workloads::sysbench::{self, IoMode, SysbenchConfig, TestMode};
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 /// The 2007-era machine these benchmarks default to (`compare::machine_2007`).
 fn machine(m: &MachineArgs) -> Result<Machine, String> {
     let d = compare::machine_2007(m.seed);
     m.machine_on(&d.disk, &format!("{}M", d.mem_bytes >> 20), &d.cpu, &d.host)
+}
+
+/// `--record FILE`: checked before anything runs; whether to keep the traces.
+fn check_record(r: &Option<PathBuf>) -> Result<bool, String> {
+    if let Some(p) = r {
+        record::check_path(p)?;
+    }
+    Ok(r.is_some())
 }
 
 fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
@@ -24,16 +35,22 @@ fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
 }
 
 /// Run `f` for every scheduler spec, printing each result as text or one JSON line (with
-/// the machine it ran on under `machine`).
+/// the machine it ran on under `machine`); with `record`, write the queue-input trace
+/// `trace` takes from each result to `record` (`record.<n>` with several specs).
 fn for_each_spec<R: serde::Serialize>(
     specs: &[SchedSpec],
     json: bool,
     m: &Machine,
+    record: Option<&Path>,
     f: impl Fn(&SchedSpec) -> Result<R, String>,
+    trace: impl Fn(&mut R) -> Option<Trace>,
     text: impl Fn(&R) -> String,
 ) -> Result<(), String> {
     for (i, s) in specs.iter().enumerate() {
-        let r = f(s)?;
+        let mut r = f(s)?;
+        if let (Some(base), Some(t)) = (record, trace(&mut r)) {
+            record::write(base, &t, i + 1, specs.len(), json)?;
+        }
         if json {
             let mut v = serde_json::to_value(&r).map_err(|e| e.to_string())?;
             v["machine"] = m.json();
@@ -123,6 +140,11 @@ pub struct FileioArgs {
     /// One JSON object per scheduler instead of sysbench's report.
     #[arg(long)]
     pub json: bool,
+    /// Write each scheduler's queue inputs and dispatches (the trace format of `iosched
+    /// replay`) to FILE; with several schedulers, to `FILE.<n>` (n = 1, 2, … in --sched
+    /// order).
+    #[arg(long = "record", value_name = "FILE")]
+    pub record_trace: Option<PathBuf>,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
@@ -164,8 +186,18 @@ pub fn sysbench(a: SysbenchArgs) -> Result<(), String> {
     cfg.events = a.events;
     cfg.percentile = a.percentile;
     cfg.drop_caches = a.drop_caches;
+    cfg.record_trace = check_record(&a.record_trace)?;
     cfg.validate()?;
-    for_each_spec(&specs, a.json, &m, |s| sysbench::run(s, &cfg), |r| sysbench::render(r, &m))
+    let trace = |r: &mut sysbench::SysbenchReport| r.queue_trace.take();
+    for_each_spec(
+        &specs,
+        a.json,
+        &m,
+        a.record_trace.as_deref(),
+        |s| sysbench::run(s, &cfg),
+        trace,
+        |r| sysbench::render(r, &m),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -219,6 +251,11 @@ pub struct IozoneArgs {
     /// One JSON object per scheduler instead of iozone's table.
     #[arg(long)]
     pub json: bool,
+    /// Write each scheduler's queue inputs and dispatches (the trace format of `iosched
+    /// replay`) to FILE; with several schedulers, to `FILE.<n>` (n = 1, 2, … in --sched
+    /// order).
+    #[arg(long = "record", value_name = "FILE")]
+    pub record_trace: Option<PathBuf>,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
@@ -271,8 +308,18 @@ pub fn iozone(a: IozoneArgs) -> Result<(), String> {
     cfg.mmap = a.mmap;
     cfg.include_flush = a.include_flush;
     cfg.stride = a.stride;
+    cfg.record_trace = check_record(&a.record_trace)?;
     cfg.validate()?;
-    for_each_spec(&specs, a.json, &m, |s| iozone::run(s, &cfg), |r| iozone::render(r, &m))
+    let trace = |r: &mut iozone::IozoneReport| r.queue_trace.take();
+    for_each_spec(
+        &specs,
+        a.json,
+        &m,
+        a.record_trace.as_deref(),
+        |s| iozone::run(s, &cfg),
+        trace,
+        |r| iozone::render(r, &m),
+    )
 }
 
 // ---------------------------------------------------------------------------------------
@@ -316,6 +363,11 @@ pub struct AioStressArgs {
     /// One JSON object per scheduler instead of aio-stress's lines.
     #[arg(long)]
     pub json: bool,
+    /// Write each scheduler's queue inputs and dispatches (the trace format of `iosched
+    /// replay`) to FILE; with several schedulers, to `FILE.<n>` (n = 1, 2, … in --sched
+    /// order).
+    #[arg(long = "record", value_name = "FILE")]
+    pub record_trace: Option<PathBuf>,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
@@ -346,8 +398,18 @@ pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {
     cfg.stages = a.stages.iter().map(|&n| Stage::from_number(n)).collect::<Result<_, _>>()?;
     cfg.fsync_stages = !a.no_fsync;
     cfg.stonewall = !a.no_stonewall;
+    cfg.record_trace = check_record(&a.record_trace)?;
     cfg.validate()?;
-    for_each_spec(&specs, a.json, &m, |s| aio_stress::run(s, &cfg), |r| aio_stress::render(r, &m))
+    let trace = |r: &mut aio_stress::AioStressReport| r.queue_trace.take();
+    for_each_spec(
+        &specs,
+        a.json,
+        &m,
+        a.record_trace.as_deref(),
+        |s| aio_stress::run(s, &cfg),
+        trace,
+        |r| aio_stress::render(r, &m),
+    )
 }
 
 // ---------------------------------------------------------------------------------------

@@ -161,8 +161,8 @@ pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
 
 #[derive(clap::Args, Debug)]
 pub struct ReplayArgs {
-    /// A queue-input trace written by `--record` (`iosched real …`, `iosched tiobench`,
-    /// `iosched readmany`).
+    /// A queue-input trace written by `--record` (`iosched real …`, or a simulated benchmark:
+    /// tiobench, readmany, sysbench fileio, iozone, aio-stress).
     pub file: PathBuf,
     /// Scheduler spec to replay with (default: the trace's `# sched` line). What the
     /// device and the kernel gave the queue, recorded there (queue_depth, rotational,

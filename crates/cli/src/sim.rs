@@ -303,7 +303,7 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     specs_fit(&cfg.machine, &specs)?;
     if let Some(r) = &a.record {
         record::check_path(r)?;
-        cfg.record = true;
+        cfg.record_trace = true;
     }
     let p = Progress::new("readmany");
     let mut results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;

@@ -1,6 +1,6 @@
 //! The queue-input trace: every input a [`Queue`] received, with its time, plus the
-//! dispatch decisions it produced. Both drivers write it (`--record` of `iosched real …`,
-//! and of the simulated `iosched tiobench` and `iosched readmany`); [`replay`] feeds a
+//! dispatch decisions it produced. Both drivers write it (`--record` of `iosched real …`
+//! and of the simulated benchmarks); [`replay`] feeds a
 //! recording to a fresh queue and checks that the dispatch sequence is identical — the
 //! proof that both drivers run the same code.
 //!

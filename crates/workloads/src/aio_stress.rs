@@ -27,6 +27,7 @@
 
 use crate::compare::{OpLog, OpRecord, spawn_watched};
 use crate::machine::Machine;
+use iosched_core::trace::Trace;
 use iosched_core::{Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Shared};
@@ -102,6 +103,8 @@ pub struct AioStressConfig {
     pub machine: Machine,
     /// Record every operation (for tests and traces).
     pub record_ops: bool,
+    /// Keep the queue-input trace of the run (`--record`), for `iosched replay`.
+    pub record_trace: bool,
 }
 
 impl AioStressConfig {
@@ -119,6 +122,7 @@ impl AioStressConfig {
             stonewall: true,
             machine,
             record_ops: false,
+            record_trace: false,
         }
     }
 
@@ -321,6 +325,9 @@ pub struct AioStressReport {
     pub stages: Vec<StageResult>,
     /// Everything aio-stress printed, in order.
     pub output: Vec<String>,
+    /// The queue-input trace (with `record_trace`).
+    #[serde(skip)]
+    pub queue_trace: Option<Trace>,
     #[serde(skip)]
     pub ops: Vec<OpRecord>,
 }
@@ -342,6 +349,9 @@ const END_BARRIER: usize = 1;
 pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, String> {
     cfg.validate()?;
     let mut queue = cfg.machine.queue(spec)?;
+    if cfg.record_trace {
+        queue.start_recording();
+    }
     let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
     let root = sim.fs.root();
     let files: Vec<FileId> = (0..cfg.threads).map(|i| sim.fs.create(root, &file_name(i))).collect();
@@ -373,6 +383,10 @@ pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, S
     let main = Launcher { cfg: cfg.clone(), files, shared: shared.clone(), spawned: Vec::new(), joined: 0 };
     spawn_watched(&mut sim, "aio-stress", Box::new(main), log.as_ref());
     host::run(&mut sim, &mut queue);
+    let queue_trace = match cfg.record_trace {
+        true => Some(cfg.machine.queue_trace(spec, "aio-stress", &mut queue)?),
+        false => None,
+    };
     let st = shared.borrow();
     if st.end_arrivals != stages.len() as u64 * cfg.threads as u64 {
         return Err("aio-stress did not finish".into());
@@ -383,6 +397,7 @@ pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, S
         command: cfg.command_line(),
         stages: st.stages.clone(),
         output: st.output.clone(),
+        queue_trace,
         ops: log.map(|l| l.take()).unwrap_or_default(),
     })
 }

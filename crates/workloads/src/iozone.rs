@@ -33,6 +33,7 @@
 
 use crate::compare::{OpLog, OpRecord, spawn_watched};
 use crate::machine::Machine;
+use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Shared};
@@ -135,6 +136,8 @@ pub struct IozoneConfig {
     pub machine: Machine,
     /// Record every operation (for tests and traces).
     pub record_ops: bool,
+    /// Keep the queue-input trace of the run (`--record`), for `iosched replay`.
+    pub record_trace: bool,
 }
 
 const KIB: u64 = 1024;
@@ -158,6 +161,7 @@ impl IozoneConfig {
             stride: 17,
             machine,
             record_ops: false,
+            record_trace: false,
         }
     }
 
@@ -540,6 +544,9 @@ pub struct IozoneReport {
     /// `-j`: the stride read's stride, in records.
     pub stride: u64,
     pub rows: Vec<IozoneRow>,
+    /// The queue-input trace (with `record_trace`).
+    #[serde(skip)]
+    pub queue_trace: Option<Trace>,
     #[serde(skip)]
     pub ops: Vec<OpRecord>,
 }
@@ -548,6 +555,9 @@ pub struct IozoneReport {
 pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String> {
     cfg.validate()?;
     let mut queue = cfg.machine.queue(spec)?;
+    if cfg.record_trace {
+        queue.start_recording();
+    }
     let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
     let root = sim.fs.root();
     let file = sim.fs.create(root, "iozone.tmp");
@@ -567,6 +577,10 @@ pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String>
     };
     spawn_watched(&mut sim, "iozone", Box::new(prog), log.as_ref());
     host::run(&mut sim, &mut queue);
+    let queue_trace = match cfg.record_trace {
+        true => Some(cfg.machine.queue_trace(spec, "iozone", &mut queue)?),
+        false => None,
+    };
     let rows = rows.take();
     if rows.len() != cfg.combos().len() {
         return Err(format!("iozone did not finish ({} of {} sizes done)", rows.len(), cfg.combos().len()));
@@ -579,6 +593,7 @@ pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String>
         tests: cfg.tests.clone(),
         stride: cfg.stride,
         rows,
+        queue_trace,
         ops: log.map(|l| l.take()).unwrap_or_default(),
     })
 }

@@ -75,7 +75,7 @@ pub struct ReadmanyConfig {
     /// Keep a blkparse-like trace of the block-layer events of the whole run.
     pub trace: bool,
     /// Keep the queue-input trace of the whole run (`--record`), for `iosched replay`.
-    pub record: bool,
+    pub record_trace: bool,
     /// Fraction of the kernel tree to read (1.0 = the whole 2.4.19 tree; `--quick`
     /// runs use less).
     pub tree_scale: f64,
@@ -91,7 +91,7 @@ impl ReadmanyConfig {
             stream_bytes: 512 << 20,
             vmstat: false,
             trace: false,
-            record: false,
+            record_trace: false,
             tree_scale: 1.0,
         }
     }
@@ -114,7 +114,7 @@ pub struct ReadmanyResult {
     pub vmstat: Vec<VmstatLine>,
     #[serde(skip)]
     pub trace: Vec<String>,
-    /// The queue-input trace of the whole run, warm-up included (with `record`).
+    /// The queue-input trace of the whole run, warm-up included (with `record_trace`).
     #[serde(skip)]
     pub queue_trace: Option<Trace>,
 }
@@ -172,7 +172,7 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
         &format!("the kernel tree and the {} MiB streaming file", stream_bytes >> 20),
     )?;
     let mut queue = cfg.machine.queue(spec)?;
-    if cfg.record {
+    if cfg.record_trace {
         queue.start_recording();
     }
     let limit = Instant::ZERO + cfg.warmup + cfg.timeout;
@@ -208,7 +208,7 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     let first = (start - Instant::ZERO).as_secs_f64().floor() as u64;
     let last = first + elapsed.ceil() as u64;
     let vmstat = sim.stats.vmstat.iter().filter(|l| l.second > first && l.second <= last).cloned().collect();
-    let queue_trace = match cfg.record {
+    let queue_trace = match cfg.record_trace {
         true => Some(cfg.machine.queue_trace(
             spec,
             &format!("readmany, background {}", cfg.background.name()),

@@ -41,6 +41,7 @@
 
 use crate::compare::{OpLog, spawn_watched};
 use crate::machine::Machine;
+use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Shared};
@@ -171,6 +172,8 @@ pub struct SysbenchConfig {
     pub machine: Machine,
     /// Record every operation (for tests and traces).
     pub record_ops: bool,
+    /// Keep the queue-input trace of the run (`--record`), for `iosched replay`.
+    pub record_trace: bool,
 }
 
 impl SysbenchConfig {
@@ -195,6 +198,7 @@ impl SysbenchConfig {
             drop_caches: false,
             machine,
             record_ops: false,
+            record_trace: false,
         }
     }
 
@@ -489,6 +493,9 @@ pub struct SysbenchReport {
     pub events_stddev: f64,
     pub exec_time_avg_s: f64,
     pub exec_time_stddev_s: f64,
+    /// The queue-input trace (with `record_trace`).
+    #[serde(skip)]
+    pub queue_trace: Option<Trace>,
     #[serde(skip)]
     pub ops: Vec<crate::compare::OpRecord>,
 }
@@ -551,6 +558,9 @@ const START: usize = 0;
 pub fn run(spec: &SchedSpec, cfg: &SysbenchConfig) -> Result<SysbenchReport, String> {
     cfg.validate()?;
     let mut queue = cfg.machine.queue(spec)?;
+    if cfg.record_trace {
+        queue.start_recording();
+    }
     let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
     let root = sim.fs.root();
     let files: Rc<Vec<FileId>> =
@@ -563,6 +573,10 @@ pub fn run(spec: &SchedSpec, cfg: &SysbenchConfig) -> Result<SysbenchReport, Str
     let main = Main { cfg: cfg.clone(), files, state: state.clone(), step: 0, i: 0, workers: Vec::new() };
     spawn_watched(&mut sim, "sysbench", Box::new(main), log.as_ref());
     host::run(&mut sim, &mut queue);
+    let queue_trace = match cfg.record_trace {
+        true => Some(cfg.machine.queue_trace(spec, "sysbench fileio", &mut queue)?),
+        false => None,
+    };
     let st = state.borrow();
     let s = &st.stats;
     let (Some(t0), Some(t1)) = (s.t0, s.t_end) else {
@@ -609,6 +623,7 @@ pub fn run(spec: &SchedSpec, cfg: &SysbenchConfig) -> Result<SysbenchReport, Str
         events_stddev: ev_sd,
         exec_time_avg_s: t_avg,
         exec_time_stddev_s: t_sd,
+        queue_trace,
         ops: log.map(|l| l.take()).unwrap_or_default(),
     })
 }

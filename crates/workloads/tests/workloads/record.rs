@@ -3,12 +3,15 @@
 //! decided from their inputs, whichever driver fed them (DESIGN.md, "Proof that both
 //! drivers run the same code").
 
-use super::spec;
+use super::{machine, spec};
 use iosched_core::trace::{self, Trace};
 use iosched_core::{QueueConfig, RequestAlloc};
 use iosched_policies::SchedSpec;
+use iosched_workloads::aio_stress::{self, AioStressConfig};
+use iosched_workloads::iozone::{self, IozoneConfig};
 use iosched_workloads::machine::Machine;
 use iosched_workloads::readmany::{self, Background, ReadmanyConfig};
+use iosched_workloads::sysbench::{self, SysbenchConfig, TestMode};
 use iosched_workloads::tiobench::{self, TiobenchConfig};
 
 /// Replay `t` (through its text form, as `iosched replay` reads a file) with `sched`, or
@@ -43,11 +46,36 @@ fn simulated_readmany_runs_replay_through_a_fresh_queue() {
             ReadmanyConfig::new(Machine::new("ide-2003-fast", 256 << 20, "p4-ht", 1), Background::StreamWrite);
         cfg.tree_scale = 0.02;
         cfg.warmup = iosched_core::Duration::from_secs(3);
-        cfg.record = true;
+        cfg.record_trace = true;
         let r = readmany::run(&spec(s), &cfg).unwrap();
         let t = r.queue_trace.expect("recorded");
         let n = replay(&t, None).unwrap_or_else(|e| panic!("{s}: {e}"));
         assert!(n > 500, "{s}: {n} dispatches");
+    }
+}
+
+/// The 2007 tools on the NCQ disk (32 commands in flight): sync and async buffered I/O
+/// with fsyncs, O_DIRECT and AIO.
+#[test]
+fn simulated_sysbench_iozone_and_aio_stress_runs_replay() {
+    for s in ["cfq", "as", "bfq", "mq-deadline"] {
+        let mut c = SysbenchConfig::new(TestMode::RndRw, machine(3));
+        (c.file_num, c.file_total_size, c.time, c.events, c.record_trace) = (4, 8 << 20, None, 400, true);
+        let t = sysbench::run(&spec(s), &c).unwrap().queue_trace.expect("recorded");
+        let n = replay(&t, None).unwrap_or_else(|e| panic!("sysbench {s}: {e}"));
+        assert!(n > 200, "sysbench {s}: {n} dispatches");
+
+        let mut c = IozoneConfig::single(4 << 20, 64 << 10, machine(5));
+        c.record_trace = true;
+        let t = iozone::run(&spec(s), &c).unwrap().queue_trace.expect("recorded");
+        let n = replay(&t, None).unwrap_or_else(|e| panic!("iozone {s}: {e}"));
+        assert!(n > 50, "iozone {s}: {n} dispatches");
+
+        let mut c = AioStressConfig::new(machine(2));
+        (c.file_size, c.depth, c.io_iter, c.direct, c.record_trace) = (4 << 20, 8, 3, true, true);
+        let t = aio_stress::run(&spec(s), &c).unwrap().queue_trace.expect("recorded");
+        let n = replay(&t, None).unwrap_or_else(|e| panic!("aio-stress {s}: {e}"));
+        assert!(n > 50, "aio-stress {s}: {n} dispatches");
     }
 }
 
