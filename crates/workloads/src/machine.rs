@@ -197,12 +197,12 @@ impl Machine {
 
     /// The queue-input trace `queue` kept for one run of `spec` (it must have been
     /// recording: `Queue::start_recording`), with the effective spec as its `# sched`
-    /// line, the run's label (`# run`) and the machine (`# machine`).
+    /// line, the run's label with the spec as given (`# run`) and the machine (`# machine`).
     pub fn queue_trace(&self, spec: &SchedSpec, run: &str, queue: &mut Queue) -> Result<Trace, String> {
         Ok(Trace {
             meta: vec![
                 ("sched".into(), self.effective_spec(spec)?.text),
-                ("run".into(), run.to_string()),
+                ("run".into(), format!("{run}, {spec}")),
                 ("machine".into(), self.describe()),
             ],
             records: queue.take_record(),

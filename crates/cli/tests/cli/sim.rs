@@ -407,7 +407,7 @@ fn tiobench_record_then_replay() {
         text.contains("\n# sched as:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255\n"),
         "{text:.300}"
     );
-    assert!(text.contains("\n# run tiobench, 4 threads\n"), "{text:.300}");
+    assert!(text.contains("\n# run tiobench, 4 threads, as\n"), "{text:.300}");
     assert!(std::fs::read_to_string(&two.0).unwrap().contains("\n# sched deadline:"));
     for t in [&one, &two] {
         let r = iosched(&["replay", t.s()]);
