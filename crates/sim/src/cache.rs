@@ -74,11 +74,107 @@ pub struct InodeDirty {
     pub since: Instant,
     /// The dirty pages by index, each with the generation at which it joined the set
     /// (see [`PageCache::begin_pass`]) and its page.
-    pages: BTreeMap<u64, (u64, PageId)>,
+    pages: DirtySet,
     /// Where cyclic writeback resumes (`mapping->writeback_index`).
     pub writeback_index: u64,
     /// The writeback passes walking this inode's pages.
     passes: Vec<PassId>,
+}
+
+/// An inode's dirty pages by index, each with its joined generation and page: a slot per
+/// index up to the highest dirty one, and a two-level bitmap to find the next dirty index.
+/// Joining, leaving and each step of a walk cost a few word operations (the B-tree this
+/// replaced cost a search each, a fifth of a read-many run's CPU); the price is 16 bytes
+/// per index up to the highest dirty one (2 MiB for a 512 MiB file).
+#[derive(Debug, Default, Clone)]
+struct DirtySet {
+    /// Valid where `bits` says so.
+    slots: Vec<(u64, PageId)>,
+    /// Bit `i % 64` of word `i / 64`: index `i` is in the set.
+    bits: Vec<u64>,
+    /// Bit `w % 64` of word `w / 64`: `bits[w]` is not zero.
+    summary: Vec<u64>,
+    len: usize,
+}
+
+impl DirtySet {
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn contains(&self, i: u64) -> bool {
+        let w = (i / 64) as usize;
+        w < self.bits.len() && self.bits[w] & (1 << (i % 64)) != 0
+    }
+
+    /// Add index `i`, which must not be in the set.
+    fn insert(&mut self, i: u64, v: (u64, PageId)) {
+        debug_assert!(!self.contains(i), "index {i} already dirty");
+        let (w, s) = ((i / 64) as usize, i as usize);
+        if s >= self.slots.len() {
+            self.slots.resize(s + 1, (0, 0));
+            self.bits.resize(w + 1, 0);
+            self.summary.resize(w / 64 + 1, 0);
+        }
+        self.slots[s] = v;
+        self.bits[w] |= 1 << (i % 64);
+        self.summary[w / 64] |= 1 << (w % 64);
+        self.len += 1;
+    }
+
+    fn remove(&mut self, i: u64) -> Option<(u64, PageId)> {
+        if !self.contains(i) {
+            return None;
+        }
+        let w = (i / 64) as usize;
+        self.bits[w] &= !(1 << (i % 64));
+        if self.bits[w] == 0 {
+            self.summary[w / 64] &= !(1 << (w % 64));
+        }
+        self.len -= 1;
+        Some(self.slots[i as usize])
+    }
+
+    /// The smallest index in the set in `from..end`, with its entry.
+    fn next(&self, from: u64, end: u64) -> Option<(u64, (u64, PageId))> {
+        let nbits = self.bits.len() as u64 * 64;
+        let end = end.min(nbits);
+        if from >= end {
+            return None;
+        }
+        let mut w = (from / 64) as usize;
+        let mut word = self.bits[w] & (!0u64 << (from % 64));
+        if word == 0 {
+            // The next non-empty word, through the summary.
+            let mut sw = (w + 1) / 64;
+            let mut sword = match self.summary.get(sw) {
+                Some(&x) if (w + 1) % 64 != 0 => x & (!0u64 << ((w + 1) % 64)),
+                Some(&x) => x,
+                None => 0,
+            };
+            while sword == 0 {
+                sw += 1;
+                if sw >= self.summary.len() {
+                    return None;
+                }
+                sword = self.summary[sw];
+            }
+            w = sw * 64 + sword.trailing_zeros() as usize;
+            word = self.bits[w];
+        }
+        let i = w as u64 * 64 + word.trailing_zeros() as u64;
+        (i < end).then(|| (i, self.slots[i as usize]))
+    }
+
+    /// Every index in the set, in order, with its entry.
+    fn iter(&self) -> impl Iterator<Item = (u64, (u64, PageId))> + '_ {
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let (i, v) = self.next(at, u64::MAX)?;
+            at = i + 1;
+            Some((i, v))
+        })
+    }
 }
 
 /// A writeback pass over one inode's dirty pages (see [`PageCache::begin_pass`]).
@@ -548,7 +644,7 @@ impl PageCache {
         self.nr_writeback += 1;
         *self.writeback_by_file.entry(file).or_default() += 1;
         let d = self.dirty.get_mut(&file).expect("dirty page of a clean inode");
-        let (joined, _) = d.pages.remove(&index).expect("a dirty page is in its inode's set");
+        let (joined, _) = d.pages.remove(index).expect("a dirty page is in its inode's set");
         for &id in &d.passes {
             self.passes[id as usize].as_mut().expect("a live pass").note_leaver(index, joined);
         }
@@ -605,7 +701,8 @@ impl PageCache {
             return Vec::new();
         };
         let start = d.writeback_index;
-        d.pages.range(start..).chain(d.pages.range(..start)).map(|(&i, _)| i).collect()
+        let (after, before): (Vec<u64>, Vec<u64>) = d.pages.iter().map(|(i, _)| i).partition(|&i| i >= start);
+        after.into_iter().chain(before).collect()
     }
 
     /// Begin a writeback pass over `file`: it will visit the pages dirty now, in cyclic
@@ -647,12 +744,16 @@ impl PageCache {
             // so the scan stops there (and newer pages past it are not walked again at
             // every peek); failing one, the leaver is next.
             let until = left.map_or(hi, |(i, _)| i);
-            let still_range = (std::ops::Bound::Included(pass.cursor), std::ops::Bound::Excluded(until));
-            let still = self
-                .dirty
-                .get(&pass.file)
-                .and_then(|d| d.pages.range(still_range).find(|(_, (joined, _))| *joined <= pass.began))
-                .map(|(&i, &(_, p))| (i, Some(p)));
+            let still = self.dirty.get(&pass.file).and_then(|d| {
+                let mut at = pass.cursor;
+                loop {
+                    let (i, (joined, p)) = d.pages.next(at, until)?;
+                    if joined <= pass.began {
+                        return Some((i, Some(p)));
+                    }
+                    at = i + 1;
+                }
+            });
             match still.or(left) {
                 Some((i, p)) => {
                     // Nothing of the pass lies between the cursor and `i`, nor can come to:
@@ -721,7 +822,7 @@ impl PageCache {
             // is right: none of those pages is theirs.
             for &id in &d.passes {
                 let pass = self.passes[id as usize].as_mut().expect("a live pass");
-                for (&i, &(joined, _)) in &d.pages {
+                for (i, (joined, _)) in d.pages.iter() {
                     pass.note_leaver(i, joined);
                 }
             }
@@ -745,6 +846,39 @@ impl PageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The dirty set against a B-tree: random joins and leaves over sparse and dense
+    /// index ranges (across bitmap words and summary words), and after each a range query
+    /// from a random position to a random end, and the whole walk.
+    #[test]
+    fn dirty_set_matches_a_btree() {
+        for seed in 1..=40u64 {
+            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut next = move |n: u64| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                rng % n
+            };
+            let span = [70, 5_000, 300_000][seed as usize % 3];
+            let (mut set, mut model) = (DirtySet::default(), BTreeMap::new());
+            for step in 0..2_000u64 {
+                let i = next(span);
+                if model.contains_key(&i) {
+                    assert_eq!(set.remove(i), model.remove(&i));
+                } else {
+                    set.insert(i, (step, i as PageId));
+                    model.insert(i, (step, i as PageId));
+                }
+                assert_eq!(set.remove(span + 1), None);
+                let (from, end) = (next(span + 10), next(span + 10) + next(2) * u64::MAX / 2);
+                let want = model.range(from..end.max(from)).next().map(|(&k, &v)| (k, v));
+                assert_eq!(set.next(from, end), want, "seed {seed} step {step}: next({from}, {end})");
+                assert_eq!(set.is_empty(), model.is_empty());
+            }
+            assert!(set.iter().eq(model.iter().map(|(&k, &v)| (k, v))), "seed {seed}: walk");
+        }
+    }
 
     #[test]
     fn lru_evicts_least_recent_clean_page() {
