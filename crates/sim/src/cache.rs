@@ -147,11 +147,7 @@ impl DirtySet {
         if word == 0 {
             // The next non-empty word, through the summary.
             let mut sw = (w + 1) / 64;
-            let mut sword = match self.summary.get(sw) {
-                Some(&x) if (w + 1) % 64 != 0 => x & (!0u64 << ((w + 1) % 64)),
-                Some(&x) => x,
-                None => 0,
-            };
+            let mut sword = self.summary.get(sw).map_or(0, |&x| x & (!0u64 << ((w + 1) % 64)));
             while sword == 0 {
                 sw += 1;
                 if sw >= self.summary.len() {
@@ -864,8 +860,8 @@ mod tests {
             let (mut set, mut model) = (DirtySet::default(), BTreeMap::new());
             for step in 0..2_000u64 {
                 let i = next(span);
-                if model.contains_key(&i) {
-                    assert_eq!(set.remove(i), model.remove(&i));
+                if let Some(v) = model.remove(&i) {
+                    assert_eq!(set.remove(i), Some(v));
                 } else {
                     set.insert(i, (step, i as PageId));
                     model.insert(i, (step, i as PageId));
