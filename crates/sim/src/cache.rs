@@ -849,13 +849,8 @@ mod tests {
     #[test]
     fn dirty_set_matches_a_btree() {
         for seed in 1..=40u64 {
-            let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-            let mut next = move |n: u64| {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                rng % n
-            };
+            let mut rng = iosched_core::Rng::new(seed);
+            let mut next = move |n: u64| rng.below(n);
             let span = [70, 5_000, 300_000][seed as usize % 3];
             let (mut set, mut model) = (DirtySet::default(), BTreeMap::new());
             for step in 0..2_000u64 {
