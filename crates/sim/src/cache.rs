@@ -211,11 +211,60 @@ impl Pass {
     }
 }
 
+/// Which page holds each (file, index): per file, a slot per page index (`NIL` where none
+/// is cached). The hash of (file, index) pairs it replaced cost a cache miss or two per
+/// lookup, 13 % of a read-many run's CPU in `free_page` alone; here the per-file map is
+/// small and hot, and the slot one load. 4 bytes per index up to the highest one cached.
+#[derive(Debug, Default)]
+struct PageIndex {
+    files: FastMap<u32, Vec<PageId>>,
+    len: usize,
+}
+
+impl PageIndex {
+    fn get(&self, file: u32, index: u64) -> Option<PageId> {
+        let p = *self.files.get(&file)?.get(index as usize)?;
+        (p != NIL).then_some(p)
+    }
+
+    /// Map `(file, index)`, which must be unmapped, to `p`.
+    fn insert(&mut self, file: u32, index: u64, p: PageId) {
+        let slots = self.files.entry(file).or_default();
+        let i = index as usize;
+        if i >= slots.len() {
+            slots.resize(i + 1, NIL);
+        }
+        debug_assert_eq!(slots[i], NIL, "page {file}:{index} already cached");
+        slots[i] = p;
+        self.len += 1;
+    }
+
+    fn remove(&mut self, file: u32, index: u64) {
+        let slot = self.files.get_mut(&file).and_then(|s| s.get_mut(index as usize));
+        if let Some(s) = slot.filter(|s| **s != NIL) {
+            *s = NIL;
+            self.len -= 1;
+        }
+    }
+
+    /// The pages of `file`, by index.
+    fn pages_of(&self, file: u32) -> Vec<PageId> {
+        self.files.get(&file).map_or_else(Vec::new, |s| s.iter().copied().filter(|&p| p != NIL).collect())
+    }
+
+    /// Every page, by file and index (a fixed order, whatever the map's).
+    fn all(&self) -> Vec<PageId> {
+        let mut files: Vec<u32> = self.files.keys().copied().collect();
+        files.sort_unstable();
+        files.into_iter().flat_map(|f| self.pages_of(f)).collect()
+    }
+}
+
 #[derive(Debug)]
 pub struct PageCache {
     pages: Vec<Page>,
     free_ids: Vec<PageId>,
-    index: FastMap<(u32, u64), PageId>,
+    index: PageIndex,
     /// The inactive (0) and active (1) lists' hot and cold ends and lengths; with a single
     /// list everything is on list 0.
     heads: [PageId; 2],
@@ -256,7 +305,7 @@ impl PageCache {
         PageCache {
             pages: Vec::new(),
             free_ids: Vec::new(),
-            index: FastMap::default(),
+            index: PageIndex::default(),
             heads: [NIL; 2],
             tails: [NIL; 2],
             lens: [0; 2],
@@ -285,7 +334,7 @@ impl PageCache {
     }
     /// Pages in use.
     pub fn used(&self) -> u64 {
-        self.index.len() as u64
+        self.index.len as u64
     }
     pub fn free(&self) -> u64 {
         self.capacity - self.used()
@@ -295,9 +344,9 @@ impl PageCache {
     }
 
     pub fn lookup(&mut self, file: u32, index: u64) -> Lookup {
-        match self.index.get(&(file, index)) {
+        match self.index.get(file, index) {
             None => Lookup::Absent,
-            Some(&p) => {
+            Some(p) => {
                 let pg = &self.pages[p as usize];
                 if pg.locked {
                     Lookup::Locked(p)
@@ -315,9 +364,9 @@ impl PageCache {
     /// `generic_file_write` only sets `PG_referenced`, which reclaim ignores for unmapped
     /// page-cache pages).
     pub fn lookup_quiet(&self, file: u32, index: u64) -> Lookup {
-        match self.index.get(&(file, index)) {
+        match self.index.get(file, index) {
             None => Lookup::Absent,
-            Some(&p) => {
+            Some(p) => {
                 let pg = &self.pages[p as usize];
                 if pg.locked || !pg.uptodate { Lookup::Locked(p) } else { Lookup::Uptodate(p) }
             }
@@ -326,11 +375,11 @@ impl PageCache {
 
     /// Is the page present (in any state)?
     pub fn contains(&self, file: u32, index: u64) -> bool {
-        self.index.contains_key(&(file, index))
+        self.index.get(file, index).is_some()
     }
 
     pub fn get(&self, file: u32, index: u64) -> Option<PageId> {
-        self.index.get(&(file, index)).copied()
+        self.index.get(file, index)
     }
 
     fn lru_remove(&mut self, p: PageId) {
@@ -455,8 +504,8 @@ impl PageCache {
 
     fn free_page(&mut self, p: PageId) {
         self.lru_remove(p);
-        let key = (self.pages[p as usize].file, self.pages[p as usize].index);
-        self.index.remove(&key);
+        let (file, index) = (self.pages[p as usize].file, self.pages[p as usize].index);
+        self.index.remove(file, index);
         self.free_ids.push(p);
         self.nr_clean -= 1;
     }
@@ -558,7 +607,7 @@ impl PageCache {
     }
 
     fn insert(&mut self, file: u32, index: u64, uptodate: bool) -> PageId {
-        debug_assert!(!self.index.contains_key(&(file, index)));
+        debug_assert!(self.index.get(file, index).is_none());
         let page = Page {
             file,
             index,
@@ -584,7 +633,7 @@ impl PageCache {
                 (self.pages.len() - 1) as PageId
             }
         };
-        self.index.insert((file, index), p);
+        self.index.insert(file, index, p);
         self.lru_push_head(p);
         if uptodate {
             self.nr_clean += 1;
@@ -787,7 +836,7 @@ impl PageCache {
 
     /// Forget a file's pages (unlink / truncate). Dirty pages are dropped.
     pub fn drop_file(&mut self, file: u32) {
-        let ids: Vec<PageId> = self.index.iter().filter(|((f, _), _)| *f == file).map(|(_, &p)| p).collect();
+        let ids = self.index.pages_of(file);
         for p in ids {
             let pg = self.pages[p as usize].clone();
             if pg.locked || pg.writeback {
@@ -806,7 +855,7 @@ impl PageCache {
                 self.nr_clean -= 1;
             }
             self.lru_remove(p);
-            self.index.remove(&(pg.file, pg.index));
+            self.index.remove(pg.file, pg.index);
             self.free_ids.push(p);
         }
         if let Some(d) = self.dirty.remove(&file) {
@@ -827,7 +876,7 @@ impl PageCache {
 
     /// Drop every clean, idle page (`drop_caches`).
     pub fn drop_clean(&mut self) {
-        let ids: Vec<PageId> = self.index.values().copied().filter(|&p| self.reclaimable(p)).collect();
+        let ids: Vec<PageId> = self.index.all().into_iter().filter(|&p| self.reclaimable(p)).collect();
         for p in ids {
             self.free_page(p);
         }
@@ -842,6 +891,24 @@ impl PageCache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The page index: lookups, a removal that leaves a hole, the count, and the walks in
+    /// index order (per file) and file-then-index order (all).
+    #[test]
+    fn page_index_maps_and_walks_in_order() {
+        let mut x = PageIndex::default();
+        for (f, i, p) in [(7, 5, 1), (3, 0, 2), (7, 1, 3), (3, 9, 4), (7, 70, 5)] {
+            x.insert(f, i, p);
+        }
+        assert_eq!((x.get(7, 5), x.get(7, 4), x.get(3, 100), x.get(9, 0)), (Some(1), None, None, None));
+        x.remove(7, 5);
+        x.remove(7, 5);
+        x.remove(8, 1);
+        assert_eq!(x.len, 4);
+        assert_eq!(x.get(7, 5), None);
+        assert_eq!(x.pages_of(7), vec![3, 5]);
+        assert_eq!(x.all(), vec![2, 4, 3, 5]);
+    }
 
     /// The dirty set against a B-tree: random joins and leaves over sparse and dense
     /// index ranges (across bitmap words and summary words), and after each a range query
