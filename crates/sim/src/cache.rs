@@ -81,15 +81,90 @@ pub struct InodeDirty {
     passes: Vec<PassId>,
 }
 
-/// An inode's dirty pages by index, each with its joined generation and page: a slot per
-/// index up to the highest dirty one, and a two-level bitmap to find the next dirty index.
-/// Joining, leaving and each step of a walk cost a few word operations (the B-tree this
-/// replaced cost a search each, a fifth of a read-many run's CPU); the price is 16 bytes
-/// per index up to the highest dirty one (2 MiB for a 512 MiB file).
+/// A value that marks an unused slot of a [`Chunked`] table.
+trait Vacant: Copy + PartialEq {
+    const VACANT: Self;
+}
+
+impl Vacant for PageId {
+    const VACANT: Self = NIL;
+}
+
+impl Vacant for (u64, PageId) {
+    const VACANT: Self = (u64::MAX, NIL);
+}
+
+/// Slots by index, in chunks of [`CHUNK`] that exist while one of their slots is in use:
+/// memory follows the indices in use (a streaming writer's few thousand pages), not the
+/// highest one (a 20 GB file's five million), and a lookup is two loads. Small chunks keep
+/// the kernel tree's 11,000 files of a few pages each cheap too.
+#[derive(Debug, Clone)]
+struct Chunked<T> {
+    chunks: Vec<Option<Box<[T; CHUNK]>>>,
+    used: Vec<u16>,
+}
+
+const CHUNK: usize = 64;
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked { chunks: Vec::new(), used: Vec::new() }
+    }
+}
+
+impl<T: Vacant> Chunked<T> {
+    fn get(&self, i: u64) -> T {
+        match self.chunks.get(i as usize / CHUNK) {
+            Some(Some(c)) => c[i as usize % CHUNK],
+            _ => T::VACANT,
+        }
+    }
+
+    /// Fill the vacant slot `i` with `v` (not vacant).
+    fn fill(&mut self, i: u64, v: T) {
+        let (c, k) = (i as usize / CHUNK, i as usize % CHUNK);
+        if c >= self.chunks.len() {
+            self.chunks.resize_with(c + 1, || None);
+            self.used.resize(c + 1, 0);
+        }
+        let chunk = self.chunks[c].get_or_insert_with(|| Box::new([T::VACANT; CHUNK]));
+        debug_assert!(chunk[k] == T::VACANT && v != T::VACANT);
+        chunk[k] = v;
+        self.used[c] += 1;
+    }
+
+    /// Vacate slot `i`; its value, or `VACANT` if it was vacant.
+    fn vacate(&mut self, i: u64) -> T {
+        let (c, k) = (i as usize / CHUNK, i as usize % CHUNK);
+        let Some(Some(chunk)) = self.chunks.get_mut(c) else {
+            return T::VACANT;
+        };
+        let v = std::mem::replace(&mut chunk[k], T::VACANT);
+        if v != T::VACANT {
+            self.used[c] -= 1;
+            if self.used[c] == 0 {
+                self.chunks[c] = None;
+            }
+        }
+        v
+    }
+
+    /// The slots in use, by index.
+    fn iter(&self) -> impl Iterator<Item = (u64, T)> + '_ {
+        self.chunks.iter().enumerate().filter_map(|(c, ch)| ch.as_ref().map(|ch| (c, ch))).flat_map(|(c, ch)| {
+            ch.iter().enumerate().filter(|(_, v)| **v != T::VACANT).map(move |(k, &v)| ((c * CHUNK + k) as u64, v))
+        })
+    }
+}
+
+/// An inode's dirty pages by index, each with its joined generation and page, in a
+/// [`Chunked`] table, with a two-level bitmap to find the next dirty index. Joining,
+/// leaving and each step of a walk cost a few word operations (the B-tree this replaced
+/// cost a search each, a fifth of a read-many run's CPU). The bitmap takes one bit per
+/// index up to the highest dirty one.
 #[derive(Debug, Default, Clone)]
 struct DirtySet {
-    /// Valid where `bits` says so.
-    slots: Vec<(u64, PageId)>,
+    slots: Chunked<(u64, PageId)>,
     /// Bit `i % 64` of word `i / 64`: index `i` is in the set.
     bits: Vec<u64>,
     /// Bit `w % 64` of word `w / 64`: `bits[w]` is not zero.
@@ -110,13 +185,12 @@ impl DirtySet {
     /// Add index `i`, which must not be in the set.
     fn insert(&mut self, i: u64, v: (u64, PageId)) {
         debug_assert!(!self.contains(i), "index {i} already dirty");
-        let (w, s) = ((i / 64) as usize, i as usize);
-        if s >= self.slots.len() {
-            self.slots.resize(s + 1, (0, 0));
+        let w = (i / 64) as usize;
+        if w >= self.bits.len() {
             self.bits.resize(w + 1, 0);
             self.summary.resize(w / 64 + 1, 0);
         }
-        self.slots[s] = v;
+        self.slots.fill(i, v);
         self.bits[w] |= 1 << (i % 64);
         self.summary[w / 64] |= 1 << (w % 64);
         self.len += 1;
@@ -132,7 +206,7 @@ impl DirtySet {
             self.summary[w / 64] &= !(1 << (w % 64));
         }
         self.len -= 1;
-        Some(self.slots[i as usize])
+        Some(self.slots.vacate(i))
     }
 
     /// The smallest index in the set in `from..end`, with its entry.
@@ -159,7 +233,7 @@ impl DirtySet {
             word = self.bits[w];
         }
         let i = w as u64 * 64 + word.trailing_zeros() as u64;
-        (i < end).then(|| (i, self.slots[i as usize]))
+        (i < end).then(|| (i, self.slots.get(i)))
     }
 
     /// Every index in the set, in order, with its entry.
@@ -211,45 +285,38 @@ impl Pass {
     }
 }
 
-/// Which page holds each (file, index): per file, a slot per page index (`NIL` where none
-/// is cached). The hash of (file, index) pairs it replaced cost a cache miss or two per
-/// lookup, 13 % of a read-many run's CPU in `free_page` alone; here the per-file map is
-/// small and hot, and the slot one load. 4 bytes per index up to the highest one cached.
+/// Which page holds each (file, index): per file, a [`Chunked`] table of page ids. The
+/// hash of (file, index) pairs it replaced cost a cache miss or two per lookup, 13 % of a
+/// read-many run's CPU in `free_page` alone; here the per-file map is small and hot.
 #[derive(Debug, Default)]
 struct PageIndex {
-    files: FastMap<u32, Vec<PageId>>,
+    files: FastMap<u32, Chunked<PageId>>,
     len: usize,
 }
 
 impl PageIndex {
     fn get(&self, file: u32, index: u64) -> Option<PageId> {
-        let p = *self.files.get(&file)?.get(index as usize)?;
+        let p = self.files.get(&file)?.get(index);
         (p != NIL).then_some(p)
     }
 
     /// Map `(file, index)`, which must be unmapped, to `p`.
     fn insert(&mut self, file: u32, index: u64, p: PageId) {
-        let slots = self.files.entry(file).or_default();
-        let i = index as usize;
-        if i >= slots.len() {
-            slots.resize(i + 1, NIL);
-        }
-        debug_assert_eq!(slots[i], NIL, "page {file}:{index} already cached");
-        slots[i] = p;
+        self.files.entry(file).or_default().fill(index, p);
         self.len += 1;
     }
 
     fn remove(&mut self, file: u32, index: u64) {
-        let slot = self.files.get_mut(&file).and_then(|s| s.get_mut(index as usize));
-        if let Some(s) = slot.filter(|s| **s != NIL) {
-            *s = NIL;
+        if let Some(t) = self.files.get_mut(&file)
+            && t.vacate(index) != NIL
+        {
             self.len -= 1;
         }
     }
 
     /// The pages of `file`, by index.
     fn pages_of(&self, file: u32) -> Vec<PageId> {
-        self.files.get(&file).map_or_else(Vec::new, |s| s.iter().copied().filter(|&p| p != NIL).collect())
+        self.files.get(&file).map_or_else(Vec::new, |t| t.iter().map(|(_, p)| p).collect())
     }
 
     /// Every page, by file and index (a fixed order, whatever the map's).
@@ -908,6 +975,26 @@ mod tests {
         assert_eq!(x.get(7, 5), None);
         assert_eq!(x.pages_of(7), vec![3, 5]);
         assert_eq!(x.all(), vec![2, 4, 3, 5]);
+    }
+
+    /// A chunk exists while one of its slots is in use: a streaming writer's moving window
+    /// over a huge file holds a few chunks, not a table up to its highest index.
+    #[test]
+    fn chunked_tables_hold_only_the_chunks_in_use() {
+        let mut t: Chunked<PageId> = Chunked::default();
+        let live = |t: &Chunked<PageId>| t.chunks.iter().filter(|c| c.is_some()).count();
+        for i in 0..5_000_000u64 {
+            t.fill(i, i as PageId);
+            if i >= 3000 {
+                assert_eq!(t.vacate(i - 3000), (i - 3000) as PageId);
+            }
+            if i % 4096 == 0 {
+                assert!(live(&t) <= 3000 / CHUNK + 2, "{} chunks live at {i}", live(&t));
+            }
+        }
+        assert_eq!(t.vacate(17), NIL);
+        assert_eq!(t.get(4_999_999), 4_999_999);
+        assert!(t.iter().map(|(i, _)| i).eq(4_997_000..5_000_000));
     }
 
     /// The dirty set against a B-tree: random joins and leaves over sparse and dense
