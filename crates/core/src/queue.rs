@@ -111,10 +111,12 @@ pub const QUEUE_TUNABLES: &[Spec] = &[
         65535,
         "the same in 512-byte sectors, as a driver sets it (2.5 IDE: 255; default: the device's)",
     ),
+    // Up to the deepest queue a device description may declare (a DiskSim `.parv`'s
+    // 65,536), so a machine's own depth is always a valid setting.
     Spec::count(
         "queue_depth",
         1,
-        1024,
+        65536,
         "requests the device holds at once (1 = IDE without TCQ; default: the device's, from the disk profile or the real target)",
     ),
     Spec::boolean("plugging", "plug an idle queue briefly so requests can gather and merge"),

@@ -79,6 +79,24 @@ fn simulated_sysbench_iozone_and_aio_stress_runs_replay() {
     }
 }
 
+/// A device deeper than 1024 commands (a profile may declare up to 65,535): its machine
+/// still builds the queue, and the recording replays.
+#[test]
+fn a_deep_device_queue_is_a_valid_setting() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../profiles/nvme-ssd.toml")).unwrap();
+    let deep = text.replace("queue_depth = 1024", "queue_depth = 4096");
+    assert_ne!(deep, text, "the profile's queue_depth line");
+    let path = std::env::temp_dir().join(format!("iosched-deep-{}.toml", std::process::id()));
+    std::fs::write(&path, deep).unwrap();
+    let m = Machine::new(path.to_str().unwrap(), 256 << 20, "p4-ht", 1).with_host("linux-2.6");
+    assert_eq!(m.queue(&spec("noop")).unwrap().config().depth, 4096);
+    let mut c = AioStressConfig::new(m);
+    (c.file_size, c.depth, c.io_iter, c.direct, c.record_trace) = (4 << 20, 64, 3, true, true);
+    let t = aio_stress::run(&spec("noop"), &c).unwrap().queue_trace.expect("recorded");
+    std::fs::remove_file(&path).unwrap();
+    replay(&t, None).unwrap();
+}
+
 /// The effective spec carries what the machine's driver sets, and the spec's own
 /// settings win over it, as sysfs writes do after the driver.
 #[test]
