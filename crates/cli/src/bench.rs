@@ -20,14 +20,6 @@ fn machine(m: &MachineArgs) -> Result<Machine, String> {
     m.machine_on(&d.disk, &format!("{}M", d.mem_bytes >> 20), &d.cpu, &d.host)
 }
 
-/// `--record FILE`: checked before anything runs; whether to keep the traces.
-fn check_record(r: &Option<PathBuf>) -> Result<bool, String> {
-    if let Some(p) = r {
-        record::check_path(p)?;
-    }
-    Ok(r.is_some())
-}
-
 fn print_json<T: serde::Serialize>(v: &T) -> Result<(), String> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, v).map_err(|e| e.to_string())?;
@@ -186,7 +178,7 @@ pub fn sysbench(a: SysbenchArgs) -> Result<(), String> {
     cfg.events = a.events;
     cfg.percentile = a.percentile;
     cfg.drop_caches = a.drop_caches;
-    cfg.record_trace = check_record(&a.record_trace)?;
+    cfg.record_trace = record::check(a.record_trace.as_deref())?;
     cfg.validate()?;
     let trace = |r: &mut sysbench::SysbenchReport| r.queue_trace.take();
     for_each_spec(
@@ -308,7 +300,7 @@ pub fn iozone(a: IozoneArgs) -> Result<(), String> {
     cfg.mmap = a.mmap;
     cfg.include_flush = a.include_flush;
     cfg.stride = a.stride;
-    cfg.record_trace = check_record(&a.record_trace)?;
+    cfg.record_trace = record::check(a.record_trace.as_deref())?;
     cfg.validate()?;
     let trace = |r: &mut iozone::IozoneReport| r.queue_trace.take();
     for_each_spec(
@@ -398,7 +390,7 @@ pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {
     cfg.stages = a.stages.iter().map(|&n| Stage::from_number(n)).collect::<Result<_, _>>()?;
     cfg.fsync_stages = !a.no_fsync;
     cfg.stonewall = !a.no_stonewall;
-    cfg.record_trace = check_record(&a.record_trace)?;
+    cfg.record_trace = record::check(a.record_trace.as_deref())?;
     cfg.validate()?;
     let trace = |r: &mut aio_stress::AioStressReport| r.queue_trace.take();
     for_each_spec(

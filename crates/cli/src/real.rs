@@ -192,11 +192,8 @@ fn describe(c: &Common) -> String {
 }
 
 fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
-    // A trace with nowhere to go fails now, before the target is created or touched (a
-    // directory we may not write to still shows only when the trace is written).
-    if let Some(r) = &c.record {
-        record::check_path(r)?;
-    }
+    // A trace with nowhere to go fails now, before the target is created or touched.
+    record::check(c.record.as_deref())?;
     let mut o = Options::new(spec);
     o.emulate = c.emulate.clone();
     o.verify = c.verify;

@@ -4,9 +4,13 @@
 use iosched_core::trace::Trace;
 use std::path::{Path, PathBuf};
 
-/// Refuse a trace path with nowhere to go before anything runs (a directory we may not
-/// write to still shows only when the trace is written).
-pub fn check_path(r: &Path) -> Result<(), String> {
+/// `--record`, if given, checked before anything runs: whether to keep traces. A trace
+/// path with nowhere to go is refused now (a directory we may not write to still shows
+/// only when the trace is written).
+pub fn check(r: Option<&Path>) -> Result<bool, String> {
+    let Some(r) = r else {
+        return Ok(false);
+    };
     let dir = r.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     if !dir.exists() {
         return Err(format!("--record {}: directory {} does not exist", r.display(), dir.display()));
@@ -17,7 +21,7 @@ pub fn check_path(r: &Path) -> Result<(), String> {
     if r.is_dir() {
         return Err(format!("--record {}: is a directory; expected a file path", r.display()));
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The file for run `n` (from 1) of `runs`: `base` itself for a single run, else `base.n`.

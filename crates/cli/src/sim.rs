@@ -190,9 +190,7 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
     };
     cfg.validate(&threads)?;
     specs_fit(&cfg.machine, &specs)?;
-    if let Some(r) = &a.record {
-        record::check_path(r)?;
-    }
+    record::check(a.record.as_deref())?;
     let p = Progress::new("tiobench");
     let tick = |d, t| p.tick(d, t, "");
     let (records, traces) = match &a.record {
@@ -301,10 +299,7 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     cfg.tree_scale = a.tree_scale;
     cfg.vmstat = a.vmstat;
     specs_fit(&cfg.machine, &specs)?;
-    if let Some(r) = &a.record {
-        record::check_path(r)?;
-        cfg.record_trace = true;
-    }
+    cfg.record_trace = record::check(a.record.as_deref())?;
     let p = Progress::new("readmany");
     let mut results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;
     p.finish();

@@ -57,6 +57,52 @@ pub type FastMap<K, V> = HashMap<K, V, FastBuild>;
 /// A `HashSet` with [`FxHasher`].
 pub type FastSet<K> = HashSet<K, FastBuild>;
 
+/// Values stored under ids the slab hands out: the slots of a vector, a freed id reused
+/// first (last freed, first reused), so ids stay small and storage stays warm.
+#[derive(Debug, Clone)]
+pub struct Slab<V> {
+    slots: Vec<Option<V>>,
+    free: Vec<u32>,
+}
+
+impl<V> Default for Slab<V> {
+    fn default() -> Self {
+        Slab { slots: Vec::new(), free: Vec::new() }
+    }
+}
+
+impl<V> Slab<V> {
+    /// Store `v`; its id.
+    pub fn insert(&mut self, v: V) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = Some(v);
+                i
+            }
+            None => {
+                self.slots.push(Some(v));
+                (self.slots.len() - 1) as u32
+            }
+        }
+    }
+    /// Take the value out; its id is free again.
+    pub fn remove(&mut self, id: u32) -> Option<V> {
+        let v = self.slots.get_mut(id as usize)?.take()?;
+        self.free.push(id);
+        Some(v)
+    }
+    pub fn get(&self, id: u32) -> Option<&V> {
+        self.slots.get(id as usize)?.as_ref()
+    }
+    pub fn get_mut(&mut self, id: u32) -> Option<&mut V> {
+        self.slots.get_mut(id as usize)?.as_mut()
+    }
+    /// The stored values with their ids, by id.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &V)> + '_ {
+        self.slots.iter().enumerate().filter_map(|(i, v)| v.as_ref().map(|v| (i as u32, v)))
+    }
+}
+
 /// A map from request ids to per-request data, for the framework's and the policies'
 /// per-request records (the kernel hangs these off `struct request`).
 ///
@@ -67,13 +113,12 @@ pub type FastSet<K> = HashSet<K, FastBuild>;
 #[derive(Debug, Clone)]
 pub struct IdMap<V> {
     index: FastMap<crate::ReqId, u32>,
-    slab: Vec<Option<V>>,
-    free: Vec<u32>,
+    slab: Slab<V>,
 }
 
 impl<V> Default for IdMap<V> {
     fn default() -> Self {
-        IdMap { index: FastMap::default(), slab: Vec::new(), free: Vec::new() }
+        IdMap { index: FastMap::default(), slab: Slab::default() }
     }
 }
 
@@ -90,40 +135,28 @@ impl<V> IdMap<V> {
     /// Insert, returning the value replaced.
     pub fn insert(&mut self, id: crate::ReqId, v: V) -> Option<V> {
         if let Some(&i) = self.index.get(&id) {
-            return self.slab[i as usize].replace(v);
+            return self.slab.get_mut(i).map(|old| std::mem::replace(old, v));
         }
-        let i = match self.free.pop() {
-            Some(i) => {
-                self.slab[i as usize] = Some(v);
-                i
-            }
-            None => {
-                self.slab.push(Some(v));
-                (self.slab.len() - 1) as u32
-            }
-        };
+        let i = self.slab.insert(v);
         self.index.insert(id, i);
         None
     }
     pub fn get(&self, id: &crate::ReqId) -> Option<&V> {
-        let &i = self.index.get(id)?;
-        self.slab[i as usize].as_ref()
+        self.slab.get(*self.index.get(id)?)
     }
     pub fn get_mut(&mut self, id: &crate::ReqId) -> Option<&mut V> {
-        let &i = self.index.get(id)?;
-        self.slab[i as usize].as_mut()
+        self.slab.get_mut(*self.index.get(id)?)
     }
     pub fn remove(&mut self, id: &crate::ReqId) -> Option<V> {
         let i = self.index.remove(id)?;
-        self.free.push(i);
-        self.slab[i as usize].take()
+        self.slab.remove(i)
     }
     /// Entries in no particular order (callers must not base decisions on it).
     pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
-        self.slab.iter().flatten()
+        self.slab.iter().map(|(_, v)| v)
     }
     pub fn iter(&self) -> impl Iterator<Item = (crate::ReqId, &V)> + '_ {
-        self.index.iter().map(|(&id, &i)| (id, self.slab[i as usize].as_ref().expect("indexed slot is live")))
+        self.index.iter().map(|(&id, &i)| (id, self.slab.get(i).expect("indexed slot is live")))
     }
 }
 

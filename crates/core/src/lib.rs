@@ -22,7 +22,7 @@ pub mod trace;
 pub mod tunable;
 
 pub use driver::{Env, Input, Wake, run};
-pub use fastmap::{FastMap, FastSet, IdMap};
+pub use fastmap::{FastMap, FastSet, IdMap, Slab};
 pub use queue::{Admission, Event, QUEUE_TUNABLES, Queue, QueueConfig, RequestAlloc, Segment, Segments};
 pub use request::{Dir, IoClass, IoPrio, Op, Owner, ReqId, Request, Status};
 pub use rng::Rng;

@@ -134,6 +134,13 @@ pub const QUEUE_TUNABLES: &[Spec] = &[
     ),
 ];
 
+impl RequestAlloc {
+    /// The `request_alloc` setting's value for this mode (`2.6.20`, `2.5`).
+    pub fn name(self) -> &'static str {
+        REQUEST_ALLOC_NAMES[self as usize]
+    }
+}
+
 /// `request_alloc` values, in [`RequestAlloc`] order.
 const REQUEST_ALLOC_NAMES: &[&str] = &["2.6.20", "2.5"];
 
@@ -503,6 +510,10 @@ impl Queue {
     /// Keep a record of every input and dispatch (see [`crate::trace`]).
     pub fn start_recording(&mut self) {
         self.record = Some(Vec::new());
+    }
+    /// Whether [`Queue::start_recording`] was called.
+    pub fn recording(&self) -> bool {
+        self.record.is_some()
     }
     pub fn take_record(&mut self) -> Vec<Record> {
         self.record.as_mut().map(std::mem::take).unwrap_or_default()

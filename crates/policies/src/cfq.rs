@@ -25,7 +25,7 @@
 use crate::common::{Fifo, IoStats, SortTree, choose_sync_meta_position};
 use iosched_core::{
     Ctx, Decision, Dir, FastMap, Hz, IdMap, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request,
-    Scheduler, Spec, Status,
+    Scheduler, Slab, Spec, Status,
 };
 
 const ASYNC: usize = 0;
@@ -189,8 +189,7 @@ pub struct Cfq {
     idle_clamp_quirk: bool,
     resort_new_quirk: bool,
 
-    queues: Vec<Option<Cfqq>>,
-    free_ids: Vec<QId>,
+    queues: Slab<Cfqq>,
     /// Queue lookup (`cfq_hash`): the newest queue of a key inline, older ones (other
     /// priorities of the shared async key) in `hash_more`, newest first.
     hash: FastMap<QKey, QId>,
@@ -237,8 +236,7 @@ impl Cfq {
             preempt_new_queue_quirk: true,
             idle_clamp_quirk: true,
             resort_new_quirk: true,
-            queues: Vec::new(),
-            free_ids: Vec::new(),
+            queues: Slab::default(),
             hash: FastMap::default(),
             hash_more: FastMap::default(),
             heads: [NIL; NLISTS],
@@ -263,10 +261,10 @@ impl Cfq {
     }
 
     fn q(&self, id: QId) -> &Cfqq {
-        self.queues[id as usize].as_ref().expect("dead cfq queue")
+        self.queues.get(id).expect("dead cfq queue")
     }
     fn qm(&mut self, id: QId) -> &mut Cfqq {
-        self.queues[id as usize].as_mut().expect("dead cfq queue")
+        self.queues.get_mut(id).expect("dead cfq queue")
     }
 
     // ---------------------------------------------------------------------------------
@@ -503,16 +501,7 @@ impl Cfq {
             idle_window: class != IoClass::Idle,
             queue_new: true,
         };
-        let id = match self.free_ids.pop() {
-            Some(id) => {
-                self.queues[id as usize] = Some(q);
-                id
-            }
-            None => {
-                self.queues.push(Some(q));
-                (self.queues.len() - 1) as QId
-            }
-        };
+        let id = self.queues.insert(q);
         // hlist_add_head: the newest queue is found first.
         if let Some(old) = self.hash.insert(key, id) {
             self.hash_more.entry(key).or_default().insert(0, old);
@@ -548,8 +537,7 @@ impl Cfq {
                 self.hash_more.remove(&key);
             }
         }
-        self.queues[id as usize] = None;
-        self.free_ids.push(id);
+        self.queues.remove(id);
     }
 
     fn cic(&mut self, owner: Owner, now_j: u64) -> &mut Cic {
@@ -1243,7 +1231,7 @@ impl Scheduler for Cfq {
         let lists: Vec<u8> = (0..8u8).chain([LIST_BUSY, LIST_CUR, LIST_IDLE]).collect();
         for l in lists {
             for id in self.list_ids(l) {
-                while let Some(r) = self.queues[id as usize].as_ref().and_then(|q| q.next_rq) {
+                while let Some(r) = self.queues.get(id).and_then(|q| q.next_rq) {
                     self.dispatch_insert(r, now_j, ctx);
                 }
             }
@@ -1382,7 +1370,7 @@ impl Scheduler for Cfq {
                 v.push((Self::list_name(l), names.join(",")));
             }
         }
-        let mut ids: Vec<QId> = (0..self.queues.len() as QId).filter(|&i| self.queues[i as usize].is_some()).collect();
+        let mut ids: Vec<QId> = self.queues.iter().map(|(i, _)| i).collect();
         ids.sort_by_key(|&i| self.q(i).key);
         for id in ids {
             let q = self.q(id);

@@ -30,7 +30,7 @@
 //!   over and over — the indirect and inode blocks a writer maps every block through, a
 //!   file read twice — so outlive a stream of pages used once.
 
-use iosched_core::{FastMap, Instant};
+use iosched_core::{FastMap, Instant, Slab};
 #[cfg(test)]
 use std::collections::VecDeque;
 use std::collections::{BTreeMap, BTreeSet};
@@ -238,12 +238,7 @@ impl DirtySet {
 
     /// Every index in the set, in order, with its entry.
     fn iter(&self) -> impl Iterator<Item = (u64, (u64, PageId))> + '_ {
-        let mut at = 0;
-        std::iter::from_fn(move || {
-            let (i, v) = self.next(at, u64::MAX)?;
-            at = i + 1;
-            Some((i, v))
-        })
+        self.slots.iter()
     }
 }
 
@@ -353,9 +348,8 @@ pub struct PageCache {
     dirty_order: BTreeMap<(Instant, u32), ()>,
     /// Pages that have joined a dirty set so far (each one's generation).
     dirty_gen: u64,
-    /// Writeback passes by id (`None`: ended).
-    passes: Vec<Option<Pass>>,
-    free_passes: Vec<PassId>,
+    /// The live writeback passes, by id.
+    passes: Slab<Pass>,
 }
 
 /// What a lookup found.
@@ -386,8 +380,7 @@ impl PageCache {
             dirty: FastMap::default(),
             dirty_order: BTreeMap::new(),
             dirty_gen: 0,
-            passes: Vec::new(),
-            free_passes: Vec::new(),
+            passes: Slab::default(),
         }
     }
 
@@ -758,7 +751,7 @@ impl PageCache {
         let d = self.dirty.get_mut(&file).expect("dirty page of a clean inode");
         let (joined, _) = d.pages.remove(index).expect("a dirty page is in its inode's set");
         for &id in &d.passes {
-            self.passes[id as usize].as_mut().expect("a live pass").note_leaver(index, joined);
+            self.passes.get_mut(id).expect("a live pass").note_leaver(index, joined);
         }
         if d.pages.is_empty() {
             let since = d.since;
@@ -830,16 +823,7 @@ impl PageCache {
         let d = self.dirty.entry(file).or_default();
         let start = d.writeback_index;
         let pass = Pass { file, began: self.dirty_gen, start, cursor: start, wrapped: false, left: BTreeSet::new() };
-        let id = match self.free_passes.pop() {
-            Some(id) => {
-                self.passes[id as usize] = Some(pass);
-                id
-            }
-            None => {
-                self.passes.push(Some(pass));
-                (self.passes.len() - 1) as PassId
-            }
-        };
+        let id = self.passes.insert(pass);
         d.passes.push(id);
         id
     }
@@ -847,7 +831,7 @@ impl PageCache {
     /// The next page the pass visits, without moving past it: its index, and its page if
     /// it has been dirty since the pass began (otherwise look it up).
     pub fn pass_peek(&mut self, id: PassId) -> Option<(u64, Option<PageId>)> {
-        let pass = self.passes[id as usize].as_mut().expect("a live pass");
+        let pass = self.passes.get_mut(id).expect("a live pass");
         loop {
             let hi = if pass.wrapped { pass.start } else { u64::MAX };
             let range = (std::ops::Bound::Included(pass.cursor), std::ops::Bound::Excluded(hi));
@@ -887,18 +871,17 @@ impl PageCache {
 
     /// Move the pass past the page `pass_peek` returned.
     pub fn pass_pop(&mut self, id: PassId, index: u64) {
-        let pass = self.passes[id as usize].as_mut().expect("a live pass");
+        let pass = self.passes.get_mut(id).expect("a live pass");
         debug_assert_eq!(pass.cursor, index, "pop the page peeked");
         pass.left.remove(&index);
         pass.cursor = index + 1;
     }
 
     pub fn end_pass(&mut self, id: PassId) {
-        let pass = self.passes[id as usize].take().expect("a live pass");
+        let pass = self.passes.remove(id).expect("a live pass");
         if let Some(d) = self.dirty.get_mut(&pass.file) {
             d.passes.retain(|&p| p != id);
         }
-        self.free_passes.push(id);
     }
 
     /// Forget a file's pages (unlink / truncate). Dirty pages are dropped.
@@ -933,7 +916,7 @@ impl PageCache {
             // dirtied from now on join a new set; the passes are not in its list, which
             // is right: none of those pages is theirs.
             for &id in &d.passes {
-                let pass = self.passes[id as usize].as_mut().expect("a live pass");
+                let pass = self.passes.get_mut(id).expect("a live pass");
                 for (i, (joined, _)) in d.pages.iter() {
                     pass.note_leaver(i, joined);
                 }

@@ -383,10 +383,7 @@ pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, S
     let main = Launcher { cfg: cfg.clone(), files, shared: shared.clone(), spawned: Vec::new(), joined: 0 };
     spawn_watched(&mut sim, "aio-stress", Box::new(main), log.as_ref());
     host::run(&mut sim, &mut queue);
-    let queue_trace = match cfg.record_trace {
-        true => Some(cfg.machine.queue_trace(spec, "aio-stress", &mut queue)?),
-        false => None,
-    };
+    let queue_trace = cfg.machine.queue_trace(spec, "aio-stress", &mut queue)?;
     let st = shared.borrow();
     if st.end_arrivals != stages.len() as u64 * cfg.threads as u64 {
         return Err("aio-stress did not finish".into());

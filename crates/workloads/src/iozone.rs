@@ -577,10 +577,7 @@ pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String>
     };
     spawn_watched(&mut sim, "iozone", Box::new(prog), log.as_ref());
     host::run(&mut sim, &mut queue);
-    let queue_trace = match cfg.record_trace {
-        true => Some(cfg.machine.queue_trace(spec, "iozone", &mut queue)?),
-        false => None,
-    };
+    let queue_trace = cfg.machine.queue_trace(spec, "iozone", &mut queue)?;
     let rows = rows.take();
     if rows.len() != cfg.combos().len() {
         return Err(format!("iozone did not finish ({} of {} sizes done)", rows.len(), cfg.combos().len()));

@@ -3,7 +3,8 @@
 //! position, the workload's random offsets and think-time jitter.
 
 use iosched_core::trace::Trace;
-use iosched_core::{Instant, Queue, QueueConfig};
+use iosched_core::{Instant, Queue};
+use iosched_disk::Profile;
 use iosched_policies::SchedSpec;
 use iosched_sim::{CpuProfile, HostProfile, Sim, SimConfig};
 
@@ -139,15 +140,15 @@ impl Machine {
     /// line and `iosched replay` rebuilds that queue from it.
     pub fn effective_spec(&self, spec: &SchedSpec) -> Result<SchedSpec, String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        self.effective_spec_on(&profile, spec)
+    }
+
+    fn effective_spec_on(&self, profile: &Profile, spec: &SchedSpec) -> Result<SchedSpec, String> {
         let host = self.host_profile()?;
-        let alloc = match host.request_alloc {
-            iosched_core::RequestAlloc::V2_5 => "2.5",
-            iosched_core::RequestAlloc::V2_6_20 => "2.6.20",
-        };
         let rotational = matches!(profile.kind, iosched_disk::profile::ProfileKind::Hdd(_));
         let mut driver = vec![
             ("queue_depth", profile.queue_depth().max(1).to_string()),
-            ("request_alloc", alloc.to_string()),
+            ("request_alloc", host.request_alloc.name().to_string()),
             ("rotational", (rotational as u8).to_string()),
         ];
         if let Some(m) = profile.max_request_sectors {
@@ -172,13 +173,12 @@ impl Machine {
     /// (a `max_sectors` above the driver's limit is an error, as sysfs refuses it).
     pub fn queue(&self, spec: &SchedSpec) -> Result<Queue, String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
-        let hw = profile.max_request_sectors.unwrap_or(QueueConfig::default().max_sectors);
-        let q = self.effective_spec(spec)?.queue_on(QueueConfig::default()).map_err(|e| e.to_string())?;
+        let q = self.effective_spec_on(&profile, spec)?.queue().map_err(|e| e.to_string())?;
         if let Some(m) = profile.max_request_sectors
             && q.config().max_sectors > m
         {
             return Err(format!(
-                "{spec}: max_sectors {} exceeds the {} disk's limit of {hw} sectors",
+                "{spec}: max_sectors {} exceeds the {} disk's limit of {m} sectors",
                 q.config().max_sectors,
                 profile.name
             ));
@@ -195,18 +195,21 @@ impl Machine {
         Ok(q)
     }
 
-    /// The queue-input trace `queue` kept for one run of `spec` (it must have been
-    /// recording: `Queue::start_recording`), with the effective spec as its `# sched`
-    /// line, the run's label with the spec as given (`# run`) and the machine (`# machine`).
-    pub fn queue_trace(&self, spec: &SchedSpec, run: &str, queue: &mut Queue) -> Result<Trace, String> {
-        Ok(Trace {
+    /// The queue-input trace `queue` kept for one run of `spec`, if it was recording
+    /// (`Queue::start_recording`): the effective spec as its `# sched` line, the run's
+    /// label with the spec as given (`# run`) and the machine (`# machine`).
+    pub fn queue_trace(&self, spec: &SchedSpec, run: &str, queue: &mut Queue) -> Result<Option<Trace>, String> {
+        if !queue.recording() {
+            return Ok(None);
+        }
+        Ok(Some(Trace {
             meta: vec![
                 ("sched".into(), self.effective_spec(spec)?.text),
                 ("run".into(), format!("{run}, {spec}")),
                 ("machine".into(), self.describe()),
             ],
             records: queue.take_record(),
-        })
+        }))
     }
 
     /// A fresh simulator for one run, for a queue whose largest request is

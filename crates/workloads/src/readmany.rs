@@ -208,14 +208,8 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     let first = (start - Instant::ZERO).as_secs_f64().floor() as u64;
     let last = first + elapsed.ceil() as u64;
     let vmstat = sim.stats.vmstat.iter().filter(|l| l.second > first && l.second <= last).cloned().collect();
-    let queue_trace = match cfg.record_trace {
-        true => Some(cfg.machine.queue_trace(
-            spec,
-            &format!("readmany, background {}", cfg.background.name()),
-            &mut queue,
-        )?),
-        false => None,
-    };
+    let run = format!("readmany, background {}", cfg.background.name());
+    let queue_trace = cfg.machine.queue_trace(spec, &run, &mut queue)?;
     Ok(ReadmanyResult {
         scheduler: spec.to_string(),
         background: cfg.background,

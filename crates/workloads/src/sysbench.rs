@@ -573,10 +573,7 @@ pub fn run(spec: &SchedSpec, cfg: &SysbenchConfig) -> Result<SysbenchReport, Str
     let main = Main { cfg: cfg.clone(), files, state: state.clone(), step: 0, i: 0, workers: Vec::new() };
     spawn_watched(&mut sim, "sysbench", Box::new(main), log.as_ref());
     host::run(&mut sim, &mut queue);
-    let queue_trace = match cfg.record_trace {
-        true => Some(cfg.machine.queue_trace(spec, "sysbench fileio", &mut queue)?),
-        false => None,
-    };
+    let queue_trace = cfg.machine.queue_trace(spec, "sysbench fileio", &mut queue)?;
     let st = state.borrow();
     let s = &st.stats;
     let (Some(t0), Some(t1)) = (s.t0, s.t_end) else {

@@ -224,10 +224,7 @@ fn run_with(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig, record: bool) 
     if r.len() != 4 {
         return Err(format!("tiobench with {threads} threads did not finish ({} phases done)", r.len()));
     }
-    let trace = match record {
-        true => Some(cfg.machine.queue_trace(spec, &format!("tiobench, {threads} threads"), &mut queue)?),
-        false => None,
-    };
+    let trace = cfg.machine.queue_trace(spec, &format!("tiobench, {threads} threads"), &mut queue)?;
     Ok((r, trace))
 }
 
