@@ -194,6 +194,15 @@ fn describe(c: &Common) -> String {
 fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
     // A trace with nowhere to go fails now, before the target is created or touched.
     record::check(c.record.as_deref())?;
+    if let Some(r) = &c.record {
+        let same = match (std::fs::canonicalize(r), std::fs::canonicalize(&c.target)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => std::path::absolute(r).ok() == std::path::absolute(&c.target).ok(),
+        };
+        if same {
+            return Err(format!("--record {}: is the target; give the trace a path of its own", r.display()));
+        }
+    }
     let mut o = Options::new(spec);
     o.emulate = c.emulate.clone();
     o.verify = c.verify;

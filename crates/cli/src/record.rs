@@ -1,12 +1,13 @@
 //! `--record FILE`: where queue-input traces go, for the real runtime and the simulated
 //! benchmarks alike (`iosched replay` reads them).
 
-use iosched_core::trace::Trace;
+use iosched_core::trace::{HEADER, Trace};
 use std::path::{Path, PathBuf};
 
 /// `--record`, if given, checked before anything runs: whether to keep traces. A trace
 /// path with nowhere to go is refused now (a directory we may not write to still shows
-/// only when the trace is written).
+/// only when the trace is written), and so is one that would overwrite a file that is not
+/// a trace of ours: the path itself, or any `FILE.<n>` a run of several would write.
 pub fn check(r: Option<&Path>) -> Result<bool, String> {
     let Some(r) = r else {
         return Ok(false);
@@ -21,7 +22,46 @@ pub fn check(r: Option<&Path>) -> Result<bool, String> {
     if r.is_dir() {
         return Err(format!("--record {}: is a directory; expected a file path", r.display()));
     }
+    may_write(r)?;
+    if let (Some(name), Ok(entries)) = (r.file_name().and_then(|n| n.to_str()), std::fs::read_dir(dir)) {
+        let prefix = format!("{name}.");
+        for e in entries.flatten() {
+            let f = e.file_name();
+            let numbered = f
+                .to_str()
+                .and_then(|f| f.strip_prefix(&prefix))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+            if numbered {
+                may_write(&dir.join(f))?;
+            }
+        }
+    }
     Ok(true)
+}
+
+/// A trace may replace only a trace: a file that does not exist, or one whose first line
+/// is the header `Trace::to_text` writes. Anything else is someone's data.
+fn may_write(p: &Path) -> Result<(), String> {
+    use std::io::Read;
+    let mut f = match std::fs::File::open(p) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(format!("--record {}: {e}", p.display())),
+    };
+    if !f.metadata().map(|m| m.is_file()).unwrap_or(false) {
+        return Err(format!("--record {}: exists and is not a regular file; give a new path", p.display()));
+    }
+    let mut head = [0u8; HEADER.len() + 1];
+    let ours =
+        f.read_exact(&mut head).is_ok() && head[..HEADER.len()] == *HEADER.as_bytes() && head[HEADER.len()] == b'\n';
+    if !ours {
+        return Err(format!(
+            "--record {}: the file exists and is not an iosched trace (its first line is not \
+             `{HEADER}`); not overwriting it: remove it or give another path",
+            p.display(),
+        ));
+    }
+    Ok(())
 }
 
 /// The file for run `n` (from 1) of `runs`: `base` itself for a single run, else `base.n`.
@@ -38,6 +78,8 @@ pub fn path(base: &Path, n: usize, runs: usize) -> PathBuf {
 /// Write trace `n` of `runs`; unless `quiet`, say where on stderr.
 pub fn write(base: &Path, t: &Trace, n: usize, runs: usize, quiet: bool) -> Result<(), String> {
     let p = path(base, n, runs);
+    // Checked again here: the run may have created the file since (e.g. as its target).
+    may_write(&p)?;
     std::fs::write(&p, t.to_text()).map_err(|e| format!("--record {}: {e}", p.display()))?;
     if !quiet {
         let run = t.meta.iter().find(|(k, _)| k == "run").map(|(_, v)| format!(" ({v})")).unwrap_or_default();
@@ -60,5 +102,34 @@ mod tests {
         let b = Path::new("/tmp/t.trace");
         assert_eq!(path(b, 1, 1), PathBuf::from("/tmp/t.trace"));
         assert_eq!(path(b, 2, 3), PathBuf::from("/tmp/t.trace.2"));
+    }
+
+    #[test]
+    fn only_a_trace_is_overwritten() {
+        let dir = std::env::temp_dir().join(format!("iosched-record-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let base = dir.join("t.trace");
+        assert_eq!(check(Some(&base)), Ok(true), "a new path");
+        std::fs::write(&base, "# iosched trace v1\n10 U\n").unwrap();
+        assert_eq!(check(Some(&base)), Ok(true), "our own trace");
+        std::fs::write(&base, "precious data\n").unwrap();
+        let e = check(Some(&base)).unwrap_err();
+        assert!(e.contains("not an iosched trace") && e.contains("t.trace"), "{e}");
+        std::fs::write(&base, "").unwrap();
+        assert!(check(Some(&base)).is_err(), "an empty file is not ours either");
+        std::fs::remove_file(&base).unwrap();
+        // A numbered file a multi-run record would write is checked too; other names not.
+        std::fs::write(dir.join("t.trace.2"), "precious").unwrap();
+        std::fs::write(dir.join("t.trace.x"), "precious").unwrap();
+        let e = check(Some(&base)).unwrap_err();
+        assert!(e.contains("t.trace.2"), "{e}");
+        std::fs::remove_file(dir.join("t.trace.2")).unwrap();
+        assert_eq!(check(Some(&base)), Ok(true));
+        // And at write time.
+        std::fs::write(&base, "precious").unwrap();
+        let t = Trace::parse("# iosched trace v1\n10 U\n").unwrap();
+        assert!(write(&base, &t, 1, 1, true).is_err());
+        assert_eq!(std::fs::read_to_string(&base).unwrap(), "precious");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -180,6 +180,10 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
     let text = read_text(&a.file)?;
     let t = trace::Trace::parse(&text)
         .map_err(|e| format!("{}:{}: field `{}`: {}", a.file.display(), e.line, e.field, e.message))?;
+    if t.records.is_empty() {
+        // "replay OK" would claim a check that did not happen.
+        return Err(format!("{}: the trace has no records: nothing to replay", a.file.display()));
+    }
     let spec_text = match (&a.sched, t.meta("sched")) {
         (Some(s), _) => s.clone(),
         (None, Some(s)) => s.to_string(),

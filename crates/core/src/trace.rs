@@ -19,13 +19,16 @@
 //! 9000000 T                                          timeout
 //! ```
 //! Lines starting with `#` are comments; `# key value` comments carry metadata (`# sched
-//! SPEC` at most once). A `# iosched trace vN` line must say v1.
+//! SPEC` at most once). The first line must be `# iosched trace v1`.
 
 use crate::driver::Input;
 use crate::queue::Queue;
 use crate::request::{IoPrio, Op, Owner, ReqId, Request, Status};
 use crate::time::Instant;
 use std::fmt;
+
+/// The first line of every trace; [`Trace::parse`] requires it (before it only blank lines).
+pub const HEADER: &str = "# iosched trace v1";
 
 /// One line of a trace.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -140,7 +143,7 @@ impl Trace {
 
     /// Write the trace in the text format.
     pub fn to_text(&self) -> String {
-        let mut s = String::from("# iosched trace v1\n");
+        let mut s = format!("{HEADER}\n");
         for (k, v) in &self.meta {
             s.push_str(&format!("# {k} {v}\n"));
         }
@@ -154,11 +157,21 @@ impl Trace {
     pub fn parse(text: &str) -> Result<Trace, ParseError> {
         let mut t = Trace::default();
         let mut ids = std::collections::HashSet::new();
+        let mut header_seen = false;
         for (i, line) in text.lines().enumerate() {
             let n = i + 1;
             let line = line.trim();
             if line.is_empty() {
                 continue;
+            }
+            // The header first: a file without it is not a trace (and replaying, say, an
+            // empty log would prove nothing).
+            if !header_seen {
+                if !line.starts_with('#') || !line[1..].trim().starts_with("iosched trace v") {
+                    let message = format!("expected the first line to be `{HEADER}`: this is not an iosched trace");
+                    return Err(ParseError { line: n, field: "header", message });
+                }
+                header_seen = true;
             }
             if let Some(c) = line.strip_prefix('#') {
                 let c = c.trim();
@@ -199,6 +212,10 @@ impl Trace {
                 return Err(ParseError { line: n, field: "id", message: format!("request {} arrives twice", rq.id) });
             }
             t.records.push(r);
+        }
+        if !header_seen {
+            let message = format!("the file is empty: expected `{HEADER}` and records");
+            return Err(ParseError { line: 1, field: "header", message });
         }
         Ok(t)
     }
@@ -402,33 +419,40 @@ mod tests {
 
     #[test]
     fn parse_errors_name_line_and_field() {
-        let e = Trace::parse("# iosched trace v1\n10 A 1 read 5+x s prio=none owner=1\n").unwrap_err();
+        // Every text below starts with the header line, so its records start on line 2.
+        let parse = |body: &str| Trace::parse(&format!("{HEADER}\n{body}"));
+        let e = parse("10 A 1 read 5+x s prio=none owner=1\n").unwrap_err();
         assert_eq!(e.line, 2);
         assert_eq!(e.field, "len");
-        let e = Trace::parse("10 Q 1\n").unwrap_err();
+        let e = parse("10 Q 1\n").unwrap_err();
         assert_eq!(e.field, "kind");
         // Requests the queue would refuse are parse errors, not panics in a replay.
-        let e = Trace::parse("10 A 1 read 5+0 s prio=none owner=1\n").unwrap_err();
-        assert_eq!((e.line, e.field), (1, "len"));
-        let e = Trace::parse("10 A 1 read 18446744073709551615+8 s prio=none owner=1\n").unwrap_err();
+        let e = parse("10 A 1 read 5+0 s prio=none owner=1\n").unwrap_err();
+        assert_eq!((e.line, e.field), (2, "len"));
+        let e = parse("10 A 1 read 18446744073709551615+8 s prio=none owner=1\n").unwrap_err();
         assert_eq!(e.field, "extent");
-        let e =
-            Trace::parse("10 A 1 read 5+8 s prio=none owner=1\n11 A 1 read 50+8 s prio=none owner=1\n").unwrap_err();
-        assert_eq!((e.line, e.field), (2, "id"));
-        Trace::parse("10 A 1 flush 0+0 - prio=none owner=1\n").unwrap();
+        let e = parse("10 A 1 read 5+8 s prio=none owner=1\n11 A 1 read 50+8 s prio=none owner=1\n").unwrap_err();
+        assert_eq!((e.line, e.field), (3, "id"));
+        parse("10 A 1 flush 0+0 - prio=none owner=1\n").unwrap();
         // The queue's clock never goes back: a replay would panic on such a trace.
-        let e = Trace::parse("100 U\n50 U\n").unwrap_err();
-        assert_eq!((e.line, e.field), (2, "time"), "{e}");
+        let e = parse("100 U\n50 U\n").unwrap_err();
+        assert_eq!((e.line, e.field), (3, "time"), "{e}");
         let e = Trace::parse("# iosched trace v9\n10 U\n").unwrap_err();
         assert_eq!((e.line, e.field), (1, "version"), "{e}");
-        let e = Trace::parse("# sched deadline\n# sched noop\n").unwrap_err();
-        assert_eq!((e.line, e.field), (2, "header"), "{e}");
+        let e = parse("# sched deadline\n# sched noop\n").unwrap_err();
+        assert_eq!((e.line, e.field), (3, "header"), "{e}");
         // Other comments may repeat, and a comment may follow the version.
         Trace::parse("# iosched trace v1 (from host A)\n# note a\n# note b\n# iosched traces are text\n10 U\n")
             .unwrap();
-        let e = Trace::parse("10 C 1 ok junk\n").unwrap_err();
-        assert_eq!((e.line, e.field), (1, "record"), "{e}");
-        let e = Trace::parse("10 X 1 2\n").unwrap_err();
-        assert_eq!((e.line, e.field), (1, "record"), "{e}");
+        let e = parse("10 C 1 ok junk\n").unwrap_err();
+        assert_eq!((e.line, e.field), (2, "record"), "{e}");
+        let e = parse("10 X 1 2\n").unwrap_err();
+        assert_eq!((e.line, e.field), (2, "record"), "{e}");
+        // The header comes first (after blank lines only): without it, this is not a trace.
+        for (text, line) in [("", 1), ("10 U\n", 1), ("# sched noop\n# iosched trace v1\n10 U\n", 1), ("\n\nx\n", 3)] {
+            let e = Trace::parse(text).unwrap_err();
+            assert_eq!((e.line, e.field), (line, "header"), "{text:?}: {e}");
+        }
+        Trace::parse("\n\n# iosched trace v1\n").unwrap();
     }
 }

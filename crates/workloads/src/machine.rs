@@ -272,21 +272,43 @@ pub fn fmt_bytes_approx(b: u64) -> String {
     if u == 0 { format!("{b} bytes") } else { format!("{v:.1} {}", UNITS[u]) }
 }
 
-/// Parse a size with binary units: `512M`, `4k`, `1G`, `4096`.
+/// Parse a size with binary units: a whole number, then optionally `k`, `M`, `G` or `T`
+/// (any case, also written `KiB`, `MiB`, …) or `B`: `512M`, `4k`, `4KiB`, `1G`, `4096`.
+/// Anything else after the number is an error, and so are `kB`, `MB`, … : the command
+/// line's units are binary (as tiobench's MB and sysbench's M are), and `MB` is 10⁶ bytes
+/// in profile files, so the two-letter forms are refused rather than guessed.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let lower = t.to_ascii_lowercase();
-    let (num, mult) = match lower.trim_end_matches(['b', 'i']).chars().last() {
-        Some('k') => (&lower[..lower.find('k').unwrap()], 1u64 << 10),
-        Some('m') => (&lower[..lower.find('m').unwrap()], 1 << 20),
-        Some('g') => (&lower[..lower.find('g').unwrap()], 1 << 30),
-        Some('t') => (&lower[..lower.find('t').unwrap()], 1 << 40),
-        _ => (lower.trim_end_matches('b'), 1),
+    let bad = || {
+        format!(
+            "bad size `{t}`: expected a whole number with an optional binary unit (k, M, G, T, \
+             or KiB, MiB, GiB, TiB), e.g. 512M"
+        )
     };
-    let n: u64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad size `{t}`: expected a number with an optional unit (k, M, G, T), e.g. 512M"))?;
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    if num.is_empty() {
+        return Err(bad());
+    }
+    let mult: u64 = match unit.trim_start().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => 1 << 10,
+        "m" | "mib" => 1 << 20,
+        "g" | "gib" => 1 << 30,
+        "t" | "tib" => 1 << 40,
+        u @ ("kb" | "mb" | "gb" | "tb") => {
+            let bin = &unit.trim_start()[..1];
+            return Err(format!(
+                "bad size `{t}`: `{}` is ambiguous here; the command line's units are binary: write \
+                 {num}{} or {num}{}iB",
+                &unit.trim_start()[..u.len()],
+                bin.to_ascii_uppercase(),
+                bin.to_ascii_uppercase()
+            ));
+        }
+        _ => return Err(bad()),
+    };
+    let n: u64 = num.parse().map_err(|_| format!("size `{t}` is too large"))?;
     n.checked_mul(mult).ok_or_else(|| format!("size `{t}` is too large"))
 }
 
@@ -330,7 +352,17 @@ mod tests {
         assert_eq!(parse_size("4KiB").unwrap(), 4096);
         assert_eq!(parse_size("1g").unwrap(), 1 << 30);
         assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("8 MiB").unwrap(), 8 << 20);
+        assert_eq!(parse_size("4096B").unwrap(), 4096);
         assert!(parse_size("lots").is_err());
+        // Nothing after the unit, no fractions, no signs, no decimal units.
+        for bad in ["8Mxyzm", "256M-oops-m", "4kk", "8MM", "8MiBB", "1.5M", "-4k", "+4k", "M", "", "4 k b"] {
+            assert!(parse_size(bad).is_err(), "{bad} accepted");
+        }
+        let e = parse_size("1000MB").unwrap_err();
+        assert!(e.contains("1000M or 1000MiB"), "{e}");
+        assert!(parse_size("99999999999T").unwrap_err().contains("too large"));
+        assert!(parse_size("99999999999999999999").unwrap_err().contains("too large"));
     }
 
     #[test]

@@ -256,7 +256,7 @@ impl SysbenchConfig {
             return Err("no limit: set --time or --events (or both)".into());
         }
         if self.percentile > 100 {
-            return Err(format!("--percentile {}: expected 0..100", self.percentile));
+            return Err(format!("--percentile {}: expected 0..=100 (0: none)", self.percentile));
         }
         self.machine.validate()?;
         self.machine.check_fits(self.file_total_size, &format!("--file-total-size {} MiB", self.file_total_size >> 20))

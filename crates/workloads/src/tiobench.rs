@@ -87,7 +87,9 @@ pub const RANDOM_MAX: u64 = i32::MAX as u64;
 /// would divide by a time of nothing (tiobench.pl itself dies on that division).
 pub fn check_random(random: u64, threads: &[u32]) -> Result<(), String> {
     if random > RANDOM_MAX {
-        return Err(format!("--random {random}: out of range: expected 0..={RANDOM_MAX} (tiotest's -r is a C int)"));
+        return Err(format!(
+            "--random {random}: out of range: expected at most {RANDOM_MAX} (tiotest's -r is a C int)"
+        ));
     }
     if let Some(&n) = threads.iter().max()
         && random < n as u64

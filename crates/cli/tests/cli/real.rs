@@ -181,6 +181,24 @@ fn real_record_into_a_missing_directory_fails_before_creating_the_target() {
     assert!(!t.0.exists(), "the target was created");
 }
 
+/// `--record` never replaces what is not a trace of ours: a user's file, or the run's own
+/// target. Both are refused before anything runs and left as they were.
+#[test]
+fn real_record_refuses_to_overwrite_data() {
+    let t = TempPath::new("recdata.img");
+    let theirs = TempPath::new("recdata.txt");
+    std::fs::write(&theirs.0, "precious\n").unwrap();
+    let o = small_tiobench(&t, &["--record", theirs.s()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("is not an iosched trace"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&theirs.0).unwrap(), "precious\n");
+    assert!(!t.0.exists(), "the target was created");
+    let o = small_tiobench(&t, &["--record", t.s()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains(&format!("--record {}: is the target", t.s())), "{}", stderr(&o));
+    assert!(!t.0.exists(), "the target was created");
+}
+
 /// `fio-like --prio`: one job per priority, each its own owner. noop ignores priorities
 /// (the two jobs share the device about evenly); mq-deadline serves the real-time job
 /// first and the best-effort one only at its 10 s aging, so in a 1 s run it gets almost
@@ -236,7 +254,7 @@ fn real_readmany_bounds_its_readers_and_writer_depth() {
         assert!(!t.0.exists(), "{flag} {value}: the target was created");
     }
     let o = iosched(&["real", "tiobench", "--target", t.s(), "--size", "4M", "--random", "2147483648"]);
-    assert!(stderr(&o).contains("--random 2147483648: out of range: expected 0..=2147483647"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--random 2147483648: out of range: expected at most 2147483647"), "{}", stderr(&o));
     assert!(!t.0.exists(), "--random: the target was created");
     // A random phase needs an operation per thread; without one, `--random 0` is fine.
     let o = iosched(&["real", "tiobench", "--target", t.s(), "--size", "4M", "--threads", "4", "--random", "3"]);
@@ -313,6 +331,22 @@ fn replay_names_where_a_bad_spec_came_from() {
     assert!(stderr(&o).contains(&want), "{}", stderr(&o));
     let o = iosched(&["replay", trace.s(), "--sched", "nosuch"]);
     assert!(stderr(&o).contains("--sched: unknown scheduler `nosuch`"), "{}", stderr(&o));
+}
+
+/// What is not a trace, or a trace of nothing, is not "replay OK".
+#[test]
+fn replay_refuses_a_file_that_proves_nothing() {
+    let trace = TempPath::new("empty.trace");
+    for (text, want) in [
+        ("", ":1: field `header`: the file is empty"),
+        ("100 U\n", ":1: field `header`: expected the first line to be `# iosched trace v1`"),
+        ("\n# iosched trace v1\n# sched noop\n", ": the trace has no records: nothing to replay"),
+    ] {
+        std::fs::write(&trace.0, text).unwrap();
+        let o = iosched(&["replay", trace.s()]);
+        assert!(!o.status.success(), "{text:?}");
+        assert!(stderr(&o).contains(&format!("{}{want}", trace.s())), "{text:?}: {}", stderr(&o));
+    }
 }
 
 /// `fio-like --rw randrw`: the table adds a line for the reads and one for the writes, and

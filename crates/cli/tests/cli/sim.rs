@@ -221,11 +221,16 @@ fn bad_input_gets_a_clear_error() {
         // A negative size with a unit reaches the option's own check, not clap's
         // "unexpected argument".
         (&["tiobench", "--mem", "-5M"][..], "--mem: bad size `-5M`"),
+        // Nothing may follow the unit, and decimal units are not guessed at.
+        (&["tiobench", "--size", "8Mxyzm"][..], "--size: bad size `8Mxyzm`"),
+        (&["tiobench", "--block", "4kk"][..], "--block: bad size `4kk`"),
+        (&["tiobench", "--mem", "1000MB"][..], "write 1000M or 1000MiB"),
+        (&["iozone", "-s", "8MiBB"][..], "-s: bad size `8MiBB`"),
         (&["tiobench", "--mem", "2T"][..], "memory (--mem) 2 TiB is out of range: expected 64 MiB..=1 TiB"),
         (&["sysbench", "fileio", "--file-test-mode", "rndrw", "--file-total-size", "-2G"][..], "bad size `-2G`"),
         // Counts past what the benchmark itself holds are refused, not run until memory
         // or time runs out (or, for a seed, wrapped round).
-        (&["tiobench", "--random", "2147483648"][..], "--random 2147483648: out of range: expected 0..=2147483647"),
+        (&["tiobench", "--random", "2147483648"][..], "--random 2147483648: out of range: expected at most 2147483647"),
         // Fewer random operations than threads: every thread would do none, and the
         // random rows would divide by nothing.
         (
@@ -420,4 +425,14 @@ fn tiobench_record_then_replay() {
     assert_eq!(v["scheduler"], "as:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255", "{v}");
     assert_eq!(v["identical"], false, "{v}");
     assert!(!r.status.success());
+    // Recording again replaces our own traces, but never a file that is not one.
+    std::fs::write(&two.0, "precious\n").unwrap();
+    let args = ["tiobench", "--sched", "as,deadline", "--threads", "4", "--size", "8M", "--random", "40"];
+    let o = iosched(&[&args[..], &["--record", base.s()]].concat());
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains(&format!("--record {}: the file exists and is not an iosched trace", two.s())));
+    assert_eq!(std::fs::read_to_string(&two.0).unwrap(), "precious\n");
+    std::fs::remove_file(&two.0).unwrap();
+    let o = iosched(&[&args[..], &["--record", base.s()]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
 }
