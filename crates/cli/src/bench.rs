@@ -135,6 +135,7 @@ pub struct FileioArgs {
     /// Write each scheduler's queue inputs and dispatches (the trace format of `iosched
     /// replay`) to FILE; with several schedulers, to `FILE.<n>` (n = 1, 2, … in --sched
     /// order).
+    /// An existing file is replaced only if it is an iosched trace.
     #[arg(long = "record", value_name = "FILE")]
     pub record_trace: Option<PathBuf>,
     #[command(flatten)]
@@ -246,6 +247,7 @@ pub struct IozoneArgs {
     /// Write each scheduler's queue inputs and dispatches (the trace format of `iosched
     /// replay`) to FILE; with several schedulers, to `FILE.<n>` (n = 1, 2, … in --sched
     /// order).
+    /// An existing file is replaced only if it is an iosched trace.
     #[arg(long = "record", value_name = "FILE")]
     pub record_trace: Option<PathBuf>,
     #[command(flatten)]
@@ -358,6 +360,7 @@ pub struct AioStressArgs {
     /// Write each scheduler's queue inputs and dispatches (the trace format of `iosched
     /// replay`) to FILE; with several schedulers, to `FILE.<n>` (n = 1, 2, … in --sched
     /// order).
+    /// An existing file is replaced only if it is an iosched trace.
     #[arg(long = "record", value_name = "FILE")]
     pub record_trace: Option<PathBuf>,
     #[command(flatten)]

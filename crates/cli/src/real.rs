@@ -47,6 +47,7 @@ struct Common {
     verify: bool,
     /// Write the queue's inputs (trace format of `iosched replay`) to FILE; with several
     /// runs, to `FILE.<n>` (n = 1, 2, … in run order).
+    /// An existing file is replaced only if it is an iosched trace.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
     /// Overwrite a target we did not create.

@@ -172,6 +172,7 @@ pub struct TiobenchArgs {
     /// Write each run's queue inputs and dispatches (the trace format of `iosched replay`,
     /// as `iosched real … --record` writes) to FILE; with several runs, to `FILE.<n>`
     /// (n = 1, 2, … in table order: scheduler, then thread count).
+    /// An existing file is replaced only if it is an iosched trace.
     #[arg(long, value_name = "FILE")]
     pub record: Option<std::path::PathBuf>,
     #[command(flatten)]
@@ -275,6 +276,7 @@ pub struct ReadmanyArgs {
     /// Write each run's queue inputs and dispatches, warm-up included (the trace format of
     /// `iosched replay`, as `iosched real … --record` writes) to FILE; with several runs, to
     /// `FILE.<n>` (n = 1, 2, … in table order: scheduler, then background).
+    /// An existing file is replaced only if it is an iosched trace.
     #[arg(long, value_name = "FILE")]
     pub record: Option<std::path::PathBuf>,
     #[command(flatten)]
