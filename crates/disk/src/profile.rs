@@ -476,6 +476,16 @@ impl Ctx<'_> {
         }
     }
     /// A size in bytes such as "2MiB", "128KiB", "512B", "40GB".
+    /// A device capacity: a size of 1 MiB..=1 EiB in whole 512-byte sectors, in sectors.
+    fn sectors(&self, f: &F, field: &str, default: Option<u64>, w: Where) -> Result<u64, ProfileError> {
+        let b = self.size(f, field, 1 << 20, 1 << 60, default, w)?;
+        if b % 512 != 0 {
+            let v = f.as_ref().expect("a default is whole sectors");
+            return Err(self.err(v, field, format!("expected a whole number of 512-byte sectors, got {b} bytes")));
+        }
+        Ok(b / 512)
+    }
+
     fn size(
         &self,
         f: &F,
@@ -492,8 +502,11 @@ impl Ctx<'_> {
         let Value::String(s) = v.get_ref() else {
             return Err(self.err(v, field, format!("expected {what}, got {}", show(v.get_ref()))));
         };
-        match parse_size(s) {
+        match parse_whole_size(s) {
             Some(b) if b >= lo && b <= hi => Ok(b),
+            None if parse_size(s).is_some() => {
+                Err(self.err(v, field, format!("expected a whole number of bytes, got \"{s}\"")))
+            }
             _ if !s.trim().is_empty() && s.trim().chars().all(|c| c.is_ascii_digit()) => Err(self.err(
                 v,
                 field,
@@ -571,8 +584,19 @@ pub fn parse_duration_ns(s: &str) -> Option<u64> {
     Some(ns as u64)
 }
 
-/// "128KiB" → 131072. Units: B, KB/MB/GB/TB (10³…), KiB/MiB/GiB/TiB (2¹⁰…).
+/// "128KiB" → 131072. Units: B, KB/MB/GB/TB (10³…), KiB/MiB/GiB/TiB (2¹⁰…). A value that
+/// is not a whole number of bytes ("1000.5B", "1.0001KiB") is rounded: use
+/// [`parse_whole_size`] where a size must be exact.
 pub fn parse_size(s: &str) -> Option<u64> {
+    parse_size_f64(s).map(|b| b.round() as u64)
+}
+
+/// As [`parse_size`], but `None` unless the value is a whole number of bytes.
+pub fn parse_whole_size(s: &str) -> Option<u64> {
+    parse_size_f64(s).filter(|b| b.fract() == 0.0).map(|b| b as u64)
+}
+
+fn parse_size_f64(s: &str) -> Option<f64> {
     let s = s.trim();
     let units: [(&str, f64); 9] = [
         ("KiB", 1024.0),
@@ -588,10 +612,10 @@ pub fn parse_size(s: &str) -> Option<u64> {
     for (u, m) in units {
         if let Some(n) = s.strip_suffix(u) {
             let x: f64 = n.trim().parse().ok()?;
-            if !x.is_finite() || x < 0.0 {
+            if !x.is_finite() || x < 0.0 || x * m >= u64::MAX as f64 {
                 return None;
             }
-            return Some((x * m).round() as u64);
+            return Some(x * m);
         }
     }
     None
@@ -670,14 +694,7 @@ fn null(cx: &Ctx, doc: &Doc) -> Result<NullParams, ProfileError> {
         )?),
         queue_depth: cx.int(&n.queue_depth, "queue_depth", 1, 65_535, Some(d.queue_depth as i64), ("null", at))? as u32,
         // At least 1 MiB, as for an SSD: `disk info` measures with 128 KiB commands.
-        capacity_sectors: cx.size(
-            &n.capacity,
-            "capacity",
-            1 << 20,
-            1 << 60,
-            Some(d.capacity_sectors * 512),
-            ("null", at),
-        )? / 512,
+        capacity_sectors: cx.sectors(&n.capacity, "capacity", Some(d.capacity_sectors * 512), ("null", at))?,
     })
 }
 
@@ -702,7 +719,7 @@ fn ssd(cx: &Ctx, doc: &Doc) -> Result<SsdParams, ProfileError> {
         ));
     }
     Ok(SsdParams {
-        capacity_sectors: cx.size(&s.capacity, "capacity", 1 << 20, 1 << 60, None, (sec, at))? / 512,
+        capacity_sectors: cx.sectors(&s.capacity, "capacity", None, (sec, at))?,
         channels: cx.int(&s.channels, "channels", 1, 1024, None, (sec, at))? as u32,
         dies_per_channel: cx.int(&s.dies_per_channel, "dies_per_channel", 1, 1024, None, (sec, at))? as u32,
         planes_per_die: cx.int(&s.planes_per_die, "planes_per_die", 1, 16, Some(1), (sec, at))? as u32,
@@ -880,6 +897,7 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
         if tab.len() < 2 {
             return Err(cx.err(t, "seek_table", "expected at least two points"));
         }
+        crate::hdd::seek::check_table(&tab, cylinders).map_err(|e| cx.err(t, "seek_table", e))?;
         SeekCurve::Table(tab)
     } else {
         let t1 = cx.duration(&d.track_to_track_seek, "track_to_track_seek", 1_000, 100_000_000, None, (sec, at))?;
@@ -984,7 +1002,12 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
         "sptf" => QueuePolicy::Sptf {
             aging_ns: cx.duration(&c.aging, "aging", 1_000_000, 60_000_000_000, Some(2_000_000_000), (sec, ctl_at))?,
         },
-        _ => QueuePolicy::Fcfs,
+        _ => {
+            if let Some(a) = &c.aging {
+                return Err(cx.err(a, "aging", "only used with scheduling = \"sptf\" (this controller is fcfs)"));
+            }
+            QueuePolicy::Fcfs
+        }
     };
     let mut overheads = Overheads::uniform(read_miss, read_hit);
     overheads.write_miss_after_read = write_miss;

@@ -233,14 +233,41 @@ fn disksim_errors_name_file_line_and_field() {
             "Spindle colour = 3",
             "field `Spindle colour`: not a parameter of a `disksim_disk` block in DiskSim (it would be ignored)",
         ),
+        // Controller overheads in the range a profile allows (0..=100 ms).
+        (
+            "Read hit over. after read = 0.184000",
+            "Read hit over. after read = 1e12",
+            "field `Read hit over. after read`: expected at most 100 ms, got 1000000000000",
+        ),
+        // A key given twice: DiskSim would keep one; we name both lines.
+        (
+            "Max queue length = 1,",
+            "Max queue length = 4,\n  Max queue length = 2,",
+            "field `Max queue length`: given twice in this block (first on line 18)",
+        ),
     ] {
         assert!(specs.contains(from), "{from}");
         std::fs::write(dir.join("atlas10k.diskspecs"), specs.replacen(from, to, 1)).unwrap();
         let e = disksim::load_parv(&dir.join("atlas10k.parv")).unwrap_err().to_string();
-        let line = specs.lines().position(|l| l.contains(from)).unwrap() + 1;
+        let line = specs.lines().position(|l| l.contains(from)).unwrap() + 1 + to.matches('\n').count();
         assert!(e.contains(&format!("atlas10k.diskspecs:{line}: field")) && e.contains(expect), "{to}: {e}");
     }
     std::fs::write(dir.join("atlas10k.diskspecs"), &specs).unwrap();
+    // An instance of a block nobody defined.
+    let parv = std::fs::read_to_string(src.join("atlas10k.parv")).unwrap();
+    let from = "instantiate [ ctlr0 ]   as  CTLR0";
+    std::fs::write(dir.join("atlas10k.parv"), parv.replacen(from, "instantiate [ ctlr0 ]   as  NOPE", 1)).unwrap();
+    let e = disksim::load_parv(&dir.join("atlas10k.parv")).unwrap_err().to_string();
+    let line = parv.lines().position(|l| l.contains(from)).unwrap() + 1;
+    assert!(e.contains(&format!("atlas10k.parv:{line}: `instantiate … as NOPE`: no block is named `NOPE`")), "{e}");
+    std::fs::write(dir.join("atlas10k.parv"), &parv).unwrap();
+    // A seek file whose header's count disagrees with its rows (a cut file).
+    let seek = std::fs::read_to_string(src.join("atlas10k.seek")).unwrap();
+    std::fs::write(dir.join("atlas10k.seek"), seek.replacen("measured: 138", "measured: 500", 1)).unwrap();
+    let e = disksim::load_parv(&dir.join("atlas10k.parv")).unwrap_err().to_string();
+    assert!(e.contains("atlas10k.seek:1: says 500 seek distances, but the file has 138 rows"), "{e}");
+    std::fs::write(dir.join("atlas10k.seek"), &seek).unwrap();
+    disksim::load_parv(&dir.join("atlas10k.parv")).expect("the copies are whole again");
     // The same in a nested block: a zone of the layout in the .model file.
     let first = model.lines().position(|l| l.contains("Blocks per track")).unwrap();
     let line = model.lines().nth(first).unwrap();
@@ -335,6 +362,27 @@ fn profile_errors_name_file_line_field_and_expectation() {
     let null = iosched_disk::profile::builtin_source("null").unwrap();
     let e = profile_err(&null.replace("capacity = \"1TiB\"", "capacity = \"600B\""));
     assert!(e.contains("field `capacity`: expected a size such as \"128KiB\" in 1048576..="), "{e}");
+    // Sizes are exact: no fraction of a byte, and a capacity in whole sectors.
+    let e = profile_err(&null.replace("capacity = \"1TiB\"", "capacity = \"1049000B\""));
+    assert!(e.contains("field `capacity`: expected a whole number of 512-byte sectors, got 1049000 bytes"), "{e}");
+    let e = profile_err(&null.replace("capacity = \"1TiB\"", "capacity = \"1048576.7B\""));
+    assert!(e.contains("field `capacity`: expected a whole number of bytes, got \"1048576.7B\""), "{e}");
+    // A seek table that extrapolates below zero (or past 200 ms) over the disk's cylinders.
+    let datasheet = "track_to_track_seek = \"2.0ms\"\naverage_seek = \"8.9ms\"\nfull_stroke_seek = \"21ms\"\n";
+    assert!(good.contains(datasheet));
+    let table = |t: &str| good.replace(datasheet, &format!("seek_table = {t}\n"));
+    let e = profile_err(&table("[[1, \"5ms\"], [2, \"1ms\"]]"));
+    assert!(e.contains("field `seek_table`: extrapolated to distance 29799 (the disk has 29800 cylinders)"), "{e}");
+    let e = profile_err(&table("[[1, \"1ms\"], [2, \"300ms\"]]"));
+    assert!(e.contains("field `seek_table`: the seek at distance 2 is 300.000 ms"), "{e}");
+    load_profile_src(&table("[[1, \"2ms\"], [29799, \"21ms\"]]"));
+    // aging belongs to an SPTF controller only.
+    let e = profile_err(&good.replace("scheduling = \"fcfs\"", "scheduling = \"fcfs\"\naging = \"0.5ms\""));
+    assert!(e.contains("field `aging`: only used with scheduling = \"sptf\""), "{e}");
+}
+
+fn load_profile_src(src: &str) {
+    parse_profile(src, "profiles/foo.toml").unwrap_or_else(|e| panic!("{e}"));
 }
 
 /// `disk info` measures the smallest devices a profile allows without running off their

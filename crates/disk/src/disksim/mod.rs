@@ -290,10 +290,15 @@ pub fn disk_params(d: &Block, bus_read_ms: f64, bus_write_ms: f64) -> Result<Hdd
             .loc
             .err(Some("Time scale for overheads"), "expected a non-negative number"));
     }
+    // As a profile's controller overheads: 0..=100 ms each (after the time scale).
     let ovh = |k: &str| -> Result<u64, SpecError> {
         let v = d.num_or(k, 0.0)?;
         if v < 0.0 {
             return Err(d.require(k)?.loc.err(Some(k), format!("expected a non-negative time in ms, got {v}")));
+        }
+        if v * scale > 100.0 {
+            let scaled = if scale == 1.0 { String::new() } else { format!(" ({} ms after the time scale)", v * scale) };
+            return Err(d.require(k)?.loc.err(Some(k), format!("expected at most 100 ms, got {v}{scaled}")));
         }
         Ok(ms(v * scale))
     };
@@ -471,7 +476,9 @@ fn model_params(m: &Block) -> Result<Model, SpecError> {
         "extracted" => {
             let f = mech.require("Full seek curve")?;
             let path = f.loc.file.parent().unwrap_or(Path::new(".")).join(f.word()?);
-            SeekCurve::Table(parse::parse_seek_file(&path, &f.loc)?)
+            let tab = parse::parse_seek_file(&path, &f.loc)?;
+            crate::hdd::seek::check_table(&tab, cylinders).map_err(|e| f.loc.err(Some(&f.key), e))?;
+            SeekCurve::Table(tab)
         }
         "hpl" | "hplplus10" => {
             let hp = mech.require("HPL seek equation values")?;

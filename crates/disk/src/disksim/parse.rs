@@ -206,6 +206,8 @@ pub struct Spec {
     pub blocks: Vec<Block>,
     /// `instantiate [ a, b ] as TYPE`: (instance name, type/block name).
     pub instances: Vec<(String, String)>,
+    /// Where each `instantiate` statement stands, with the block name it uses.
+    instantiated: Vec<(String, Loc)>,
     pub topology: Vec<TopoNode>,
 }
 
@@ -227,6 +229,12 @@ impl Spec {
 pub fn parse_file(path: &Path) -> Result<Spec, SpecError> {
     let mut spec = Spec::default();
     parse_into(path, &mut spec, 0)?;
+    // DiskSim stops on an instance of a block nobody defined; so do we, naming the line.
+    for (ty, loc) in &spec.instantiated {
+        if spec.block_named(ty).is_none() {
+            return Err(loc.err(None, format!("`instantiate … as {ty}`: no block is named `{ty}`")));
+        }
+    }
     Ok(spec)
 }
 
@@ -363,6 +371,7 @@ impl<'a> Parser<'a> {
                     for n in names {
                         spec.instances.push((n, ty.clone()));
                     }
+                    spec.instantiated.push((ty, loc));
                 }
                 "topology" => {
                     let node = self.topo_node()?;
@@ -441,6 +450,11 @@ impl<'a> Parser<'a> {
             }
             self.i += 1;
             let value = self.value(&key, depth)?;
+            // DiskSim would take one of the two silently; which one is not worth guessing.
+            if let Some(first) = out.iter().find(|p: &&Param| norm_key(&p.key) == norm_key(&key)) {
+                let msg = format!("given twice in this block (first on line {})", first.loc.line);
+                return Err(loc.err(Some(&key), msg));
+            }
             out.push(Param { key, value, loc });
             match self.peek() {
                 Some(b',') => self.i += 1,
@@ -490,9 +504,18 @@ impl<'a> Parser<'a> {
 pub fn parse_seek_file(path: &Path, from: &Loc) -> Result<Vec<(u32, u64)>, SpecError> {
     let text = read(path, Some(from))?;
     let mut out = Vec::new();
+    // The header's count, checked against the rows: a mismatch means a cut or mangled file.
+    let mut declared: Option<(usize, Loc)> = None;
     for (i, line) in text.lines().enumerate() {
         let l = line.trim();
-        if l.is_empty() || l.starts_with("Seek distances measured") || l.starts_with('#') {
+        if let Some(n) = l.strip_prefix("Seek distances measured") {
+            let loc = Loc { file: Arc::from(path), line: i as u32 + 1 };
+            let n = n.trim_start_matches(':').trim();
+            let n = n.parse::<usize>().map_err(|_| loc.err(None, format!("expected a count of rows, got `{n}`")))?;
+            declared = Some((n, loc));
+            continue;
+        }
+        if l.is_empty() || l.starts_with('#') {
             continue;
         }
         let loc = Loc { file: Arc::from(path), line: i as u32 + 1 };
@@ -515,6 +538,11 @@ pub fn parse_seek_file(path: &Path, from: &Loc) -> Result<Vec<(u32, u64)>, SpecE
     }
     if out.len() < 2 {
         return Err(from.err(None, format!("`{}`: a seek table needs at least two points", path.display())));
+    }
+    if let Some((n, loc)) = declared
+        && n != out.len()
+    {
+        return Err(loc.err(None, format!("says {n} seek distances, but the file has {} rows", out.len())));
     }
     Ok(out)
 }

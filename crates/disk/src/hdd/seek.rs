@@ -121,6 +121,45 @@ fn hpl(d: u32, v1: u32, v2: f64, v3: f64, v4: f64, v5: f64) -> u64 {
     t.max(0.0).round() as u64
 }
 
+/// The longest seek a table may give, as the datasheet path's `full_stroke_seek` limit.
+pub const MAX_TABLE_SEEK_NS: u64 = 200_000_000;
+
+/// Check a measured table over the distances a disk of `cylinders` cylinders can seek
+/// (1 ..= cylinders − 1): every point, and the straight-line extrapolation past either end
+/// that [`SeekCurve::time_ns`] uses, must lie in 0 < t ≤ 200 ms. A table whose last two
+/// points fall steeply would otherwise extrapolate below zero, and be clamped to free
+/// seeks without a word.
+pub fn check_table(t: &[(u32, u64)], cylinders: u32) -> Result<(), String> {
+    let show = |ns: i128| format!("{:.3} ms", ns as f64 / 1e6);
+    let ok = |ns: i128| ns > 0 && ns <= MAX_TABLE_SEEK_NS as i128;
+    for &(d, ns) in t {
+        if !ok(ns as i128) {
+            return Err(format!(
+                "the seek at distance {d} is {}: expected more than 0 and at most 200 ms",
+                show(ns as i128)
+            ));
+        }
+    }
+    let extrapolate = |d: u32| -> i128 {
+        let i = t.partition_point(|&(x, _)| x < d).clamp(1, t.len() - 1);
+        let (d1, t1) = (t[i - 1].0 as i128, t[i - 1].1 as i128);
+        let (d2, t2) = (t[i].0 as i128, t[i].1 as i128);
+        t1 + (d as i128 - d1) * (t2 - t1) / (d2 - d1)
+    };
+    let last = cylinders.saturating_sub(1).max(1);
+    for d in [1, last] {
+        let inside = t.first().is_some_and(|f| f.0 <= d) && t.last().is_some_and(|l| l.0 >= d);
+        if !inside && !ok(extrapolate(d)) {
+            return Err(format!(
+                "extrapolated to distance {d} (the disk has {cylinders} cylinders) the table gives {}: \
+                 expected more than 0 and at most 200 ms; extend the table to cover 1..={last}",
+                show(extrapolate(d))
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn table_lookup(t: &[(u32, u64)], d: u32) -> u64 {
     // DiskSim dm_mech_g1_seek_extracted: exact match, else interpolate between the
     // neighbours (extrapolating from the last two points past the end).
