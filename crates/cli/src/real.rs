@@ -115,10 +115,10 @@ struct ReadmanyArgs {
     #[arg(long)]
     no_writer: bool,
     /// Size of the region the writer rewrites in a loop.
-    #[arg(allow_hyphen_values = true, long, default_value = "512M")]
+    #[arg(allow_hyphen_values = true, long, default_value = "512M", conflicts_with = "no_writer")]
     writer_size: String,
     /// Asynchronous 128 KiB writes the writer keeps in flight (1..=1024).
-    #[arg(long, allow_negative_numbers = true, default_value_t = 64)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 64, conflicts_with = "no_writer")]
     writer_depth: u32,
 }
 

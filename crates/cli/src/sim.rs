@@ -265,7 +265,8 @@ pub struct ReadmanyArgs {
     /// `--scale`, as `iosched real readmany` calls it.
     #[arg(long, visible_alias = "scale", allow_negative_numbers = true, default_value_t = 1.0)]
     pub tree_scale: f64,
-    /// Print per-second vmstat-like lines for each run.
+    /// Print per-second vmstat-like lines for each run (with --json: a `vmstat` array in each
+    /// object; none for a run shorter than a simulated second).
     #[arg(long)]
     pub vmstat: bool,
     /// JSON lines: one object per run (scheduler, background, elapsed_s, timed_out, files_read,

@@ -257,6 +257,20 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: boo
     } else {
         let head = read_head(&t.file, path, ALIGN)?;
         match (parse_marker(&head), size) {
+            // The file lost data since we wrote the marker (truncated, or cut by a full
+            // disk): reads past its end would fail mid-run as short transfers.
+            (Some(old), _) if old > whole && !force => {
+                return Err(Error(format!(
+                    "{}: its iosched marker records {old} bytes of data, but the file holds only {whole} \
+                     after the marker (truncated?); refusing to use it (use --force to lay it out again)",
+                    path.display()
+                )));
+            }
+            (Some(old), s) if old > whole => {
+                let s = s.unwrap_or(old);
+                t.unwritten_from = init_file(&t.file, path, whole, s, lay_out)?;
+                s
+            }
             (Some(old), Some(s)) if s > old => {
                 t.unwritten_from = init_file(&t.file, path, old, s, lay_out)?;
                 s
@@ -452,6 +466,16 @@ mod tests {
         std::fs::write(&z, b"").unwrap();
         let t = open(&z, Some(8192), false, false).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (8192, Some(0)));
+        // One of ours that lost its tail: refused (naming both sizes) rather than failing
+        // mid-run on short reads; --force lays the missing part out again.
+        let cut = d.join("cut");
+        drop(open(&cut, Some(4 * 4096), false, false).unwrap());
+        std::fs::OpenOptions::new().write(true).open(&cut).unwrap().set_len(MARKER_LEN + 4096 + 100).unwrap();
+        let e = open(&cut, None, false, false).unwrap_err();
+        assert!(e.0.contains("records 16384 bytes of data, but the file holds only 4096"), "{e}");
+        assert!(e.0.contains("--force"), "{e}");
+        let t = open(&cut, None, true, false).unwrap();
+        assert_eq!((t.data_len, t.unwritten_from), (4 * 4096, Some(4096)));
         // Bad sizes are rejected, not rounded.
         let e = open(&d.join("odd"), Some(1000), false, false).unwrap_err();
         assert!(e.0.contains("multiple of 4096"), "{e}");

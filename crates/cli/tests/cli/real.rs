@@ -247,12 +247,18 @@ fn real_readmany_bounds_its_readers_and_writer_depth() {
     for (flag, value, expect) in [
         ("--readers", "4097", "--readers 4097: out of range: expected 1..=4096"),
         ("--writer-depth", "1025", "--writer-depth 1025: out of range: expected 1..=1024"),
+        ("--writer-depth", "0", "--writer-depth 0: out of range: expected 1..=1024"),
+        ("--writer-size", "0", "--writer-size 0: expected at least 1 MiB"),
     ] {
         let o = iosched(&["real", "readmany", "--target", t.s(), "--scale", "0.001", flag, value]);
         assert!(!o.status.success(), "{flag} {value} ran");
         assert!(stderr(&o).contains(expect), "{}", stderr(&o));
         assert!(!t.0.exists(), "{flag} {value}: the target was created");
     }
+    // The writer's settings with no writer: a mistake, not something to ignore.
+    let o = iosched(&["real", "readmany", "--target", t.s(), "--no-writer", "--writer-depth", "4"]);
+    assert!(stderr(&o).contains("'--no-writer' cannot be used with '--writer-depth"), "{}", stderr(&o));
+    assert!(!t.0.exists(), "--no-writer: the target was created");
     let o = iosched(&["real", "tiobench", "--target", t.s(), "--size", "4M", "--random", "2147483648"]);
     assert!(stderr(&o).contains("--random 2147483648: out of range: expected at most 2147483647"), "{}", stderr(&o));
     assert!(!t.0.exists(), "--random: the target was created");
@@ -316,6 +322,10 @@ fn real_refuses_a_size_larger_than_the_emulated_disk_before_creating_the_target(
     // An unknown profile is named once, after the option.
     let o = iosched(&["real", "fio-like", "--target", t.s(), "--emulate", "nosuch", "--size", "4M"]);
     assert!(stderr(&o).contains("--emulate nosuch: not a built-in profile"), "{}", stderr(&o));
+    assert!(!t.0.exists(), "the target was created");
+    // Part of a block is refused, not rounded up to a whole one.
+    let o = iosched(&["real", "fio-like", "--target", t.s(), "--size", "4097", "--runtime", "100ms"]);
+    assert!(stderr(&o).contains("--size 4097: expected a multiple of --bs (4096 bytes)"), "{}", stderr(&o));
     assert!(!t.0.exists(), "the target was created");
 }
 

@@ -146,6 +146,10 @@ impl Config {
         if self.size < self.bs as u64 {
             return Err(Error(format!("--size {}: expected at least one block of {} bytes", self.size, self.bs)));
         }
+        // Whole blocks only: rounding a size up would write past what was asked for.
+        if !self.size.is_multiple_of(self.bs as u64) {
+            return Err(Error(format!("--size {}: expected a multiple of --bs ({} bytes)", self.size, self.bs)));
+        }
         if self.rwmixread > 100 {
             return Err(Error(format!("--rwmixread {}: expected a percentage, 0..=100", self.rwmixread)));
         }

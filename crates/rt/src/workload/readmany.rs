@@ -59,10 +59,10 @@ impl Config {
         if self.chunk == 0 || !(self.chunk as usize).is_multiple_of(ALIGN) {
             return Err(Error(format!("--chunk {}: expected a positive multiple of {ALIGN} bytes", self.chunk)));
         }
-        if self.writer && (self.writer_mb == 0 || self.writer_depth == 0) {
-            return Err(Error("--writer-size and --writer-depth: expected at least 1 with the writer on".into()));
+        if self.writer && self.writer_mb == 0 {
+            return Err(Error("--writer-size 0: expected at least 1 MiB with the writer on".into()));
         }
-        if self.writer_depth > 1024 {
+        if self.writer && self.writer_depth == 0 || self.writer_depth > 1024 {
             return Err(Error(format!("--writer-depth {}: out of range: expected 1..=1024", self.writer_depth)));
         }
         Ok(())
