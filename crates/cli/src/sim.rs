@@ -70,15 +70,21 @@ impl MachineArgs {
 /// Parse `--sched` and apply every `--set` to each spec.
 pub fn specs(list: &str, set: &[String]) -> Result<Vec<SchedSpec>, String> {
     let mut v = parse_list(list).map_err(|e| format!("--sched: {e}"))?;
+    let given = v.clone();
     for s in set {
         let (k, val) =
             s.split_once('=').ok_or_else(|| format!("--set {s}: expected key=value, e.g. --set nr_requests=8192"))?;
         let k = k.trim();
         // Each setting once, as inside a spec: a second value would silently win.
         // Also under its other name (max_sectors / max_sectors_kb, slice_idle / slice_idle_us).
-        if let Some(sp) = v.iter().find(|sp| sp.setting_for(k).is_some()) {
+        if let Some(sp) = given.iter().find(|sp| sp.setting_for(k).is_some()) {
             return Err(format!(
                 "--set {s}: `{k}` is already set in `{sp}`; give each setting once (in --sched or in --set)"
+            ));
+        }
+        if let Some((k0, v0)) = v.iter().find_map(|sp| sp.setting_for(k)) {
+            return Err(format!(
+                "--set {s}: `{k}` is already set by --set {k0}={v0}; give each setting once (in --sched or in --set)"
             ));
         }
         v = v.into_iter().map(|sp| sp.with_setting(k, val.trim())).collect();

@@ -122,8 +122,11 @@ impl IoPrio {
         let class = match class {
             "rt" => IoClass::RealTime,
             "be" => IoClass::BestEffort,
-            "idle" => IoClass::Idle,
-            "none" => IoClass::None,
+            // These have no level (ionice ignores one given with -c3), and the trace writes
+            // them without one: a level here would be dropped on the way through.
+            "idle" | "none" => {
+                return Err(format!("bad I/O priority `{s}`: the {class} class has no level; write {class}"));
+            }
             other => {
                 return Err(format!("bad I/O priority class `{other}`: expected rt, be, idle or none"));
             }

@@ -206,7 +206,9 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
     for raw in text.split(',') {
         let item = raw.trim();
         if item.is_empty() {
-            return Err(TunableError::Syntax { spec: text.into(), expected: "no empty items between commas".into() });
+            let expected =
+                if text.trim().is_empty() { "at least one scheduler name" } else { "no empty items between commas" };
+            return Err(TunableError::Syntax { spec: text.into(), expected: expected.into() });
         }
         if item.contains('=') && !item.contains(':') {
             let Some(last) = out.last_mut().filter(|_| open) else {

@@ -205,10 +205,12 @@ impl Runner {
                 let id = self.id(name)?;
                 let status = match words.get(2) {
                     None => Status::Ok,
-                    Some(s) => match s.strip_prefix("err=").and_then(|e| e.parse().ok()) {
-                        Some(e) => Status::Error(e),
-                        None => return self.err(format!("expected err=N, got `{s}`")),
-                    },
+                    Some(s) => {
+                        match s.strip_prefix("err=").and_then(|e| e.parse().ok()).filter(|e| (1..=4095).contains(e)) {
+                            Some(e) => Status::Error(e),
+                            None => return self.err(format!("expected err=N with an errno N in 1..=4095, got `{s}`")),
+                        }
+                    }
                 };
                 let now = self.now;
                 if !self.q()?.is_in_flight(id) {
@@ -331,6 +333,28 @@ impl Runner {
     }
 
     fn expect(&mut self, w: &[&str]) -> Result<(), ScenarioError> {
+        // A word too many is a typo or a misunderstanding, never something to skip; an
+        // expectation of nothing checks nothing.
+        let most = match w.first().copied() {
+            Some("none") => Some(1),
+            Some("timeout" | "admitted" | "waiting" | "queued" | "inflight") => Some(2),
+            Some("merged") => Some(3),
+            _ => None,
+        };
+        if let Some(m) = most
+            && w.len() > m
+        {
+            return self.err(format!(
+                "`expect {}` takes {} word(s) after it; unexpected `{}`",
+                w[0],
+                m - 1,
+                w[m..].join(" ")
+            ));
+        }
+        if w.len() == 1 && matches!(w[0], "dispatch" | "state") {
+            let what = if w[0] == "dispatch" { "NAME[@TIME]" } else { "KEY=VALUE" };
+            return self.err(format!("expected `expect {} {what} …` (at least one)", w[0]));
+        }
         match w.first().copied() {
             Some("dispatch") => {
                 for item in &w[1..] {

@@ -145,9 +145,9 @@ impl AioStressConfig {
         }
         if self.record > self.file_size {
             return Err(format!(
-                "-r {} KiB is larger than the file (-s {} MiB): expected a record no larger than the file",
-                self.record >> 10,
-                self.file_size / MIB
+                "-r {} is larger than the file (-s {}): expected a record no larger than the file",
+                size_arg(self.record, false),
+                size_arg(self.file_size, true)
             ));
         }
         if self.direct && !self.record.is_multiple_of(PAGE) {

@@ -277,7 +277,7 @@ fn bad_input_gets_a_clear_error() {
         // Across --sched and --set, or two --set, the same rule: no silent last-one-wins.
         (
             &["tiobench", "--sched", "as", "--set", "antic_expire=0", "--set", "antic_expire=10"][..],
-            "--set antic_expire=10: `antic_expire` is already set in `as:antic_expire=0`",
+            "--set antic_expire=10: `antic_expire` is already set by --set antic_expire=0",
         ),
         (
             &["aio-stress", "--sched", "as:antic_expire=0", "--set", "antic_expire=10"][..],

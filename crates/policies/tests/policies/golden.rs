@@ -77,6 +77,18 @@ fn script_errors_name_their_line() {
         ("sched noop\narrive r1 read 0+8 owner=1 owner=2\n", 2, "owner= given twice"),
         ("sched noop\narrive r1 read 0+8 owner=-1\n", 2, "owner=`-1`: expected an owner number"),
         ("sched noop\narrive r1 read 0+4294967296 owner=1\n", 2, "LEN in 0..=4294967295"),
+        // A level on a class that has none would vanish from the trace.
+        ("sched noop\narrive r1 read 0+8 owner=1 prio=idle/3\n", 2, "the idle class has no level; write idle"),
+        // Words too many, or an expectation of nothing, are refused.
+        ("sched noop\nexpect none extra\n", 2, "`expect none` takes 0 word(s) after it; unexpected `extra`"),
+        ("sched noop\nexpect state\n", 2, "expected `expect state KEY=VALUE …` (at least one)"),
+        ("sched noop\nexpect dispatch\n", 2, "expected `expect dispatch NAME[@TIME] …`"),
+        ("sched noop\nexpect inflight 0 1\n", 2, "unexpected `1`"),
+        (
+            "sched noop:plugging=0\narrive r1 read 0+8 owner=1\ncomplete r1 err=-5\n",
+            3,
+            "expected err=N with an errno N in 1..=4095, got `err=-5`",
+        ),
     ] {
         let e = err(script);
         assert!(e.line == line && e.to_string().contains(msg), "{e}");
