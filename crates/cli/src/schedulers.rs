@@ -150,12 +150,27 @@ transcript is printed; on a failure, the transcript up to the failing line and t
 pub struct ScenarioArgs {
     /// The scenario script (format below).
     pub file: PathBuf,
+    /// One JSON object: file, pass, transcript (its lines), and error (line, message) on a
+    /// failure. The exit status is 1 on a failure either way.
+    #[arg(long)]
+    pub json: bool,
 }
 
 pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
     let text = read_text(&a.file)?;
     let (transcript, result) = iosched_policies::scenario::run_with_transcript(&text);
-    print!("{transcript}");
+    if a.json {
+        let error = result.as_ref().err().map(|e| serde_json::json!({ "line": e.line, "message": e.message }));
+        let j = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "pass": result.is_ok(),
+            "transcript": transcript.lines().collect::<Vec<_>>(),
+            "error": error,
+        });
+        println!("{j}");
+    } else {
+        print!("{transcript}");
+    }
     result.map_err(|e| format!("{}:{}: {}", a.file.display(), e.line, e.message))
 }
 

@@ -184,6 +184,10 @@ impl Runner {
                     let Some((k, v)) = kv.split_once('=') else {
                         return self.err(format!("expected key=value, got `{kv}`"));
                     };
+                    // Once each, as on the command line: a second value would silently win.
+                    if let Some((k0, v0)) = spec.setting_for(k) {
+                        return self.err(format!("`{k}` is already set ({k0}={v0}); give each setting once"));
+                    }
                     spec = spec.with_setting(k, v);
                 }
                 // Validate now, so the error points at this line.

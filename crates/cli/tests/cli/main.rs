@@ -88,3 +88,25 @@ fn schedulers_lists_defaults_as_text_and_numbers() {
 fn only_hz_lists_allowed_values(q: &[serde_json::Value]) -> bool {
     q.iter().filter(|x| x["name"] != "hz").all(|x| x["allowed"].is_null())
 }
+
+/// `iosched scenario`: the transcript on success; on a failure, the transcript up to the
+/// failing line, then the file:line error and exit status 1. `--json` carries the same.
+#[test]
+fn scenario_prints_its_transcript_or_json() {
+    let script = TempPath::new("s.scn");
+    std::fs::write(&script.0, "sched noop:plugging=0\narrive r1 read 0+8 owner=1\nexpect dispatch r1\n").unwrap();
+    let o = iosched(&["scenario", script.s()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("  -> dispatch r1 @0ms"), "{}", stdout(&o));
+    let o = iosched(&["scenario", script.s(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!((v["pass"].as_bool(), v["error"].is_null()), (Some(true), true), "{v}");
+    assert_eq!(v["transcript"][0], "sched noop:plugging=0", "{v}");
+    std::fs::write(&script.0, "sched noop:plugging=0\narrive r1 read 0+8 owner=1\nexpect none\n").unwrap();
+    let o = iosched(&["scenario", script.s(), "--json"]);
+    assert!(!o.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!((v["pass"].as_bool(), v["error"]["line"].as_u64()), (Some(false), Some(3)), "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("expected no dispatch"), "{v}");
+    assert!(stderr(&o).contains(&format!("{}:3: expected no dispatch", script.s())), "{}", stderr(&o));
+}

@@ -77,6 +77,9 @@ fn script_errors_name_their_line() {
         ("sched noop\narrive r1 read 0+8 owner=1 owner=2\n", 2, "owner= given twice"),
         ("sched noop\narrive r1 read 0+8 owner=-1\n", 2, "owner=`-1`: expected an owner number"),
         ("sched noop\narrive r1 read 0+4294967296 owner=1\n", 2, "LEN in 0..=4294967295"),
+        // Each setting once, across the spec and `set` lines.
+        ("sched deadline:read_expire=5\nset read_expire=125\n", 2, "`read_expire` is already set (read_expire=5)"),
+        ("sched deadline\nset fifo_batch=2 fifo_batch=3\n", 2, "`fifo_batch` is already set (fifo_batch=2)"),
         // A level on a class that has none would vanish from the trace.
         ("sched noop\narrive r1 read 0+8 owner=1 prio=idle/3\n", 2, "the idle class has no level; write idle"),
         // Words too many, or an expectation of nothing, are refused.
