@@ -43,14 +43,16 @@ pub fn check(r: Option<&Path>) -> Result<bool, String> {
 /// is the header `Trace::to_text` writes. Anything else is someone's data.
 fn may_write(p: &Path) -> Result<(), String> {
     use std::io::Read;
-    let mut f = match std::fs::File::open(p) {
-        Ok(f) => f,
+    // Look before opening: opening a FIFO to read it would wait for a writer.
+    match std::fs::metadata(p) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(format!("--record {}: {e}", p.display())),
-    };
-    if !f.metadata().map(|m| m.is_file()).unwrap_or(false) {
-        return Err(format!("--record {}: exists and is not a regular file; give a new path", p.display()));
+        Ok(m) if !m.is_file() => {
+            return Err(format!("--record {}: exists and is not a regular file; give a new path", p.display()));
+        }
+        Ok(_) => {}
     }
+    let mut f = std::fs::File::open(p).map_err(|e| format!("--record {}: {e}", p.display()))?;
     let mut head = [0u8; HEADER.len() + 1];
     let ours =
         f.read_exact(&mut head).is_ok() && head[..HEADER.len()] == *HEADER.as_bytes() && head[HEADER.len()] == b'\n';
@@ -117,6 +119,10 @@ mod tests {
         assert!(e.contains("not an iosched trace") && e.contains("t.trace"), "{e}");
         std::fs::write(&base, "").unwrap();
         assert!(check(Some(&base)).is_err(), "an empty file is not ours either");
+        std::fs::remove_file(&base).unwrap();
+        // A FIFO is refused without being opened (which would wait for a writer).
+        assert!(std::process::Command::new("mkfifo").arg(&base).status().unwrap().success());
+        assert!(check(Some(&base)).unwrap_err().contains("not a regular file"));
         std::fs::remove_file(&base).unwrap();
         // A numbered file a multi-run record would write is checked too; other names not.
         std::fs::write(dir.join("t.trace.2"), "precious").unwrap();
