@@ -229,7 +229,7 @@ impl Spec {
 pub fn parse_file(path: &Path) -> Result<Spec, SpecError> {
     let mut spec = Spec::default();
     parse_into(path, &mut spec, 0)?;
-    // DiskSim stops on an instance of a block nobody defined; so do we, naming the line.
+    // An instance of a block nobody defined is a typo, or a file left out: refused, naming the line.
     for (ty, loc) in &spec.instantiated {
         if spec.block_named(ty).is_none() {
             return Err(loc.err(None, format!("`instantiate … as {ty}`: no block is named `{ty}`")));
@@ -450,7 +450,7 @@ impl<'a> Parser<'a> {
             }
             self.i += 1;
             let value = self.value(&key, depth)?;
-            // DiskSim would take one of the two silently; which one is not worth guessing.
+            // One of the two would win without a word; which one is not worth guessing.
             if let Some(first) = out.iter().find(|p: &&Param| norm_key(&p.key) == norm_key(&key)) {
                 let msg = format!("given twice in this block (first on line {})", first.loc.line);
                 return Err(loc.err(Some(&key), msg));
