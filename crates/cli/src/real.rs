@@ -33,8 +33,9 @@ struct Common {
     #[arg(long, default_value = "deadline")]
     sched: String,
     /// The file or block device to run on. A missing file is created (with a marker
-    /// block); an existing non-empty file or a device with a filesystem/partition
-    /// signature, or mounted, is refused unless --force.
+    /// block); an existing non-empty file we did not create, or a device we did not mark
+    /// (unless blank) or with a filesystem/partition/RAID/LVM signature, is refused unless
+    /// --force; a mounted or held device is refused even with --force.
     #[arg(long)]
     target: PathBuf,
     /// Emulate a disk profile (e.g. ide-2003): data goes to the target, but every request
@@ -50,7 +51,8 @@ struct Common {
     /// An existing file is replaced only if it is an iosched trace.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
-    /// Overwrite a target we did not create.
+    /// Overwrite a target we did not create (not a mounted or held device). A read-only
+    /// fio-like job writes nothing to a device, forced or not.
     #[arg(long)]
     force: bool,
     /// I/O engine: auto (io_uring, else a thread pool), io_uring or threads.
@@ -196,12 +198,14 @@ fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
     // A trace with nowhere to go fails now, before the target is created or touched.
     record::check(c.record.as_deref())?;
     if let Some(r) = &c.record {
-        let same = match (std::fs::canonicalize(r), std::fs::canonicalize(&c.target)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => std::path::absolute(r).ok() == std::path::absolute(&c.target).ok(),
-        };
-        if same {
-            return Err(format!("--record {}: is the target; give the trace a path of its own", r.display()));
+        // The trace of run n of several goes to `r.n`: neither those nor `r` itself (a
+        // slip, even when the traces would go beside it) may be the target.
+        let runs = parse_list(&c.sched).map(|v| v.len()).unwrap_or(1);
+        let target = resolved(&c.target);
+        for p in std::iter::once(r.clone()).chain((1..=runs).map(|n| record::path(r, n, runs))) {
+            if target.is_some() && resolved(&p) == target {
+                return Err(format!("--record {}: is the target; give the trace a path of its own", p.display()));
+            }
         }
     }
     let mut o = Options::new(spec);
@@ -212,6 +216,16 @@ fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
     o.backend = c.backend.parse::<BackendChoice>().map_err(|e| format!("--backend: {e}"))?;
     o.seed = c.seed;
     Ok(o)
+}
+
+/// Where a path is or would be: resolved whole if it exists, else its directory resolved
+/// (symlinks, `..`) and its name appended.
+fn resolved(p: &Path) -> Option<PathBuf> {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return Some(c);
+    }
+    let dir = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
 }
 
 /// Write a run's trace if asked; print a one-line note unless JSON.

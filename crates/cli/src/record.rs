@@ -45,6 +45,10 @@ fn may_write(p: &Path) -> Result<(), String> {
     use std::io::Read;
     // Look before opening: opening a FIFO to read it would wait for a writer.
     match std::fs::metadata(p) {
+        // A dangling symbolic link would create whatever it names: refused.
+        Err(_) if std::fs::symlink_metadata(p).is_ok() => {
+            return Err(format!("--record {}: a symbolic link to nothing; give a plain path", p.display()));
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(format!("--record {}: {e}", p.display())),
         Ok(m) if !m.is_file() => {

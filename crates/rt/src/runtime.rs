@@ -79,6 +79,9 @@ pub struct Options {
     /// Write, before use, the part of a file's data area this open reserves (see
     /// [`crate::target::open`]): for loads that read what they did not write.
     pub lay_out: bool,
+    /// The load writes (default). A load that only reads sets it false, and then writes
+    /// nothing to a block device, not even the marker (see [`crate::target`]).
+    pub writes: bool,
     pub backend: BackendChoice,
     /// Print the fallback notice when `Auto` falls back (default true).
     pub notice: bool,
@@ -101,6 +104,7 @@ impl Options {
             force: false,
             size: None,
             lay_out: false,
+            writes: true,
             backend: BackendChoice::Auto,
             notice: true,
             seed: 1,
@@ -329,7 +333,7 @@ impl Target {
         if let Some(size) = opts.size {
             fits(size)?;
         }
-        let tf = target::open(path, opts.size, opts.force, opts.lay_out)?;
+        let tf = target::open(path, opts.size, opts.force, opts.lay_out, opts.writes)?;
         fits(tf.data_len)?;
         // The backend is built on the dispatcher thread: an io_uring ring set up with
         // SINGLE_ISSUER belongs to the thread that creates it.

@@ -5,10 +5,17 @@
 //!   (so ENOSPC shows at creation, not mid-run) and a marker block is written.
 //! - An existing regular file is used if it is empty or starts with our marker block;
 //!   any other non-empty file is refused unless `force`.
-//! - A block device is refused unless `force` if it is mounted or held (its own major:minor
-//!   or one of its partitions in `/proc/self/mountinfo`, holders in sysfs, or an `O_EXCL`
-//!   open that fails with EBUSY), has partitions, or carries a filesystem / partition-table
-//!   / swap / RAID signature (see [`SIGNATURES`]) — unless that signature is our marker.
+//! - A block device is refused unless `force` if it has partitions, carries a filesystem /
+//!   partition-table / swap / RAID / LVM signature (see [`SIGNATURES`] and
+//!   [`tail_signature`]; checked whether or not our marker is there, since a tool may write
+//!   one without touching our marker's bytes), or holds anything but zeros in its first
+//!   and last MiB without our marker: a device we did not mark is someone's data unless
+//!   it is blank. A mounted or held device (its own major:minor or one of its partitions
+//!   in `/proc/self/mountinfo`, holders in sysfs) is refused, and `force` cannot override
+//!   that: the `O_EXCL` open fails with EBUSY.
+//! - A read-only load (`writes == false`) never writes to a block device: the marker is
+//!   only written when the load writes (with `force` on a device we did not mark, it runs
+//!   on the device as it is).
 //!
 //! The marker is the target's first 4 KiB; the data area starts right after it, so
 //! sector 0 of the queue is byte 4096 of the target.
@@ -59,16 +66,42 @@ pub const SIGNATURES: &[(u64, &[u8], &str)] = &[
     (4086, b"SWAPSPACE2", "a swap area"),
     (4086, b"SWAP-SPACE", "a swap area"),
     (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
+    // LVM2 may put its label in any of the first four sectors.
+    (0, b"LABELONE", "an LVM physical volume"),
     (512, b"LABELONE", "an LVM physical volume"),
+    (1024, b"LABELONE", "an LVM physical volume"),
+    (1536, b"LABELONE", "an LVM physical volume"),
     (32769, b"CD001", "an ISO 9660 filesystem"),
     (0, b"hsqs", "a squashfs filesystem"),
     (3, b"NTFS    ", "an NTFS filesystem"),
     (1024, b"\x10\x20\xf5\xf2", "an F2FS filesystem"),
-    (4096, b"\xfc\x4e\x2b\xa9", "a Linux MD RAID member (1.2 superblock)"),
+    (0, MD_MAGIC, "a Linux MD RAID member (1.1 superblock)"),
+    (4096, MD_MAGIC, "a Linux MD RAID member (1.2 superblock)"),
 ];
 
-/// Bytes to read to check every signature.
-const PROBE_LEN: usize = 68 * 1024;
+/// The MD superblock magic 0xa92b4efc as stored (little-endian).
+const MD_MAGIC: &[u8] = b"\xfc\x4e\x2b\xa9";
+
+/// Bytes read at each end of a block device: to find the signatures that live near the
+/// end (MD 0.90 and 1.0), and to tell a blank device (zeros) from one holding data.
+const ENDS_LEN: u64 = 1 << 20;
+
+/// A signature near the end of a device of `dev_size` bytes, given its last bytes `tail`:
+/// an MD 0.90 superblock (64 KiB-aligned, 64 KiB before the end) or 1.0 (8 KiB before the
+/// end, 4 KiB-aligned).
+pub fn tail_signature(tail: &[u8], dev_size: u64) -> Option<&'static str> {
+    let start = dev_size - tail.len() as u64;
+    let at = |off: u64| {
+        off >= start && off + 4 <= dev_size && &tail[(off - start) as usize..(off - start) as usize + 4] == MD_MAGIC
+    };
+    if dev_size >= 128 << 10 && at((dev_size & !0xffff) - 0x10000) {
+        return Some("a Linux MD RAID member (0.90 superblock)");
+    }
+    if dev_size >= 16 << 10 && at((dev_size - 8192) & !4095) {
+        return Some("a Linux MD RAID member (1.0 superblock)");
+    }
+    None
+}
 
 fn marker_block(data_len: u64) -> IoBuf {
     let mut b = IoBuf::new(ALIGN);
@@ -134,6 +167,24 @@ fn read_head(file: &File, path: &Path, len: usize) -> Result<IoBuf, Error> {
     Ok(b)
 }
 
+/// `len` bytes (a multiple of the alignment) at `off` (aligned), for O_DIRECT.
+fn read_at(file: &File, path: &Path, off: u64, len: usize) -> Result<IoBuf, Error> {
+    let mut b = IoBuf::new(len.max(ALIGN));
+    let mut done = 0;
+    while done < len {
+        match file.read_at(&mut b[done..len], off + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(Error::io(path, "reading the last blocks", e)),
+        }
+        if done % ALIGN != 0 {
+            break;
+        }
+    }
+    Ok(b)
+}
+
 fn write_marker(file: &File, path: &Path, data_len: u64) -> Result<(), Error> {
     file.write_all_at(&marker_block(data_len), 0)
         .and_then(|_| file.sync_all())
@@ -153,7 +204,7 @@ fn check_size(size: u64) -> Result<(), Error> {
 /// records the new size (a filesystem reads reserved space back as zeros without
 /// touching the device, so reads of it would measure nothing): a failed or interrupted
 /// layout leaves the file at its old size, to be laid out again next time.
-pub fn open(path: &Path, size: Option<u64>, force: bool, lay_out: bool) -> Result<TargetFile, Error> {
+pub fn open(path: &Path, size: Option<u64>, force: bool, lay_out: bool, writes: bool) -> Result<TargetFile, Error> {
     if let Some(s) = size {
         check_size(s)?;
     }
@@ -165,7 +216,7 @@ pub fn open(path: &Path, size: Option<u64>, force: bool, lay_out: bool) -> Resul
     match meta {
         None => create_file(path, size, lay_out),
         Some(m) if m.is_file() => open_file(path, m.len(), size, force, lay_out),
-        Some(m) if m.file_type().is_block_device() => open_blockdev(path, m.rdev(), size, force),
+        Some(m) if m.file_type().is_block_device() => open_blockdev(path, m.rdev(), size, force, writes),
         Some(_) => Err(Error(format!("{}: not a regular file or a block device", path.display()))),
     }
 }
@@ -356,19 +407,28 @@ fn blockdev_in_use(rdev: u64) -> Option<String> {
     None
 }
 
-fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool) -> Result<TargetFile, Error> {
-    if !force && let Some(why) = blockdev_in_use(rdev) {
-        return Err(Error(format!(
-            "{}: block device in use ({why}); refusing to write to it (use --force to override)",
-            path.display()
-        )));
-    }
-    let file = open_direct(path, false, true).map_err(|e| {
-        if e.raw_os_error() == Some(libc::EBUSY) {
-            Error(format!("{}: block device is busy (mounted or held by another user)", path.display()))
-        } else {
-            Error::io(path, "cannot open with O_DIRECT|O_EXCL", e)
+fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool, writes: bool) -> Result<TargetFile, Error> {
+    if let Some(why) = blockdev_in_use(rdev) {
+        // Partitions that are not in use are the one case --force may take over; a mount
+        // or a holder it may not (and the O_EXCL open below would fail anyway).
+        let partitions = why.contains("partition");
+        if !force || !partitions {
+            let how = if partitions { "use --force to override" } else { "--force does not override this" };
+            return Err(Error(format!(
+                "{}: block device in use ({why}); refusing to write to it ({how})",
+                path.display()
+            )));
         }
+    }
+    let file = open_direct(path, false, true).map_err(|e| match e.raw_os_error() {
+        Some(libc::EBUSY) => Error(format!(
+            "{}: block device is busy (mounted or held by another user; --force does not override this)",
+            path.display()
+        )),
+        Some(libc::EROFS) | Some(libc::EACCES) | Some(libc::EPERM) => {
+            Error(format!("{}: cannot open for writing ({e}): is the device read-only?", path.display()))
+        }
+        _ => Error::io(path, "cannot open with O_DIRECT|O_EXCL", e),
     })?;
     let lbs = sys::blkdev_logical_block(&file).map_err(|e| Error::io(path, "BLKSSZGET", e))?;
     if !(ALIGN as u32).is_multiple_of(lbs) {
@@ -376,15 +436,26 @@ fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool) -> Resu
     }
     let dev_size = sys::blkdev_size(&file).map_err(|e| Error::io(path, "BLKGETSIZE64", e))?;
     let avail = dev_size.saturating_sub(MARKER_LEN) / ALIGN as u64 * ALIGN as u64;
-    let head = read_head(&file, path, PROBE_LEN.min(dev_size as usize / ALIGN * ALIGN).max(ALIGN))?;
-    if parse_marker(&head).is_none()
-        && !force
-        && let Some(what) = find_signature(&head)
-    {
-        return Err(Error(format!(
-            "{}: block device holds {what}; refusing to overwrite it (use --force to override)",
-            path.display()
-        )));
+    let ends = ENDS_LEN.min(dev_size / ALIGN as u64 * ALIGN as u64).max(ALIGN as u64) as usize;
+    let head = read_head(&file, path, ends)?;
+    let tail_at = (dev_size.saturating_sub(ends as u64)) / ALIGN as u64 * ALIGN as u64;
+    let tail = read_at(&file, path, tail_at, (dev_size - tail_at) as usize / ALIGN * ALIGN)?;
+    let ours = parse_marker(&head).is_some();
+    if !force {
+        if let Some(what) = find_signature(&head).or_else(|| tail_signature(&tail, tail_at + tail.len() as u64)) {
+            return Err(Error(format!(
+                "{}: block device holds {what}; refusing to overwrite it (use --force to override)",
+                path.display()
+            )));
+        }
+        // Our marker's own bytes are not zeros; past them a marked device may hold our data.
+        if !ours && (head.iter().any(|&b| b != 0) || tail.iter().any(|&b| b != 0)) {
+            return Err(Error(format!(
+                "{}: block device holds data iosched did not write (no iosched marker, and its first \
+                 or last MiB is not all zeros); refusing to overwrite it (use --force to override)",
+                path.display()
+            )));
+        }
     }
     let data_len = match size {
         Some(s) if s > avail => {
@@ -399,7 +470,10 @@ fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool) -> Resu
     if data_len == 0 {
         return Err(Error(format!("{}: device too small", path.display())));
     }
-    write_marker(&file, path, data_len)?;
+    // A load that only reads leaves the device as it found it.
+    if writes {
+        write_marker(&file, path, data_len)?;
+    }
     Ok(TargetFile {
         path: path.to_path_buf(),
         file: Arc::new(file),
@@ -441,45 +515,45 @@ mod tests {
     fn create_reopen_and_refuse_foreign_files() {
         let d = tmpdir("rules");
         let p = d.join("t");
-        let e = open(&p, None, false, false).unwrap_err();
+        let e = open(&p, None, false, false, true).unwrap_err();
         assert!(e.0.contains("give a size"), "{e}");
-        let t = open(&p, Some(1 << 20), false, false).unwrap();
+        let t = open(&p, Some(1 << 20), false, false, true).unwrap();
         assert!(t.created);
         assert_eq!(t.data_len, 1 << 20);
         assert_eq!(t.unwritten_from, Some(0));
         drop(t);
         // Ours: reopened without a size (nothing new), grown with one (the new part).
-        let t = open(&p, None, false, false).unwrap();
+        let t = open(&p, None, false, false, true).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (1 << 20, None));
-        let t = open(&p, Some(2 << 20), false, false).unwrap();
+        let t = open(&p, Some(2 << 20), false, false, true).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (2 << 20, Some(1 << 20)));
         // Foreign non-empty file: refused, content untouched; --force takes it, all new.
         let f = d.join("foreign");
         std::fs::write(&f, vec![b'x'; 3 * 4096]).unwrap();
-        let e = open(&f, Some(4096), false, false).unwrap_err();
+        let e = open(&f, Some(4096), false, false, true).unwrap_err();
         assert!(e.0.contains("refusing to overwrite") && e.0.contains("--force"), "{e}");
         assert_eq!(std::fs::read(&f).unwrap(), vec![b'x'; 3 * 4096]);
-        let t = open(&f, None, true, false).unwrap();
+        let t = open(&f, None, true, false, true).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (2 * 4096, Some(0)));
         // Empty existing file: initialised.
         let z = d.join("empty");
         std::fs::write(&z, b"").unwrap();
-        let t = open(&z, Some(8192), false, false).unwrap();
+        let t = open(&z, Some(8192), false, false, true).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (8192, Some(0)));
         // One of ours that lost its tail: refused (naming both sizes) rather than failing
         // mid-run on short reads; --force lays the missing part out again.
         let cut = d.join("cut");
-        drop(open(&cut, Some(4 * 4096), false, false).unwrap());
+        drop(open(&cut, Some(4 * 4096), false, false, true).unwrap());
         std::fs::OpenOptions::new().write(true).open(&cut).unwrap().set_len(MARKER_LEN + 4096 + 100).unwrap();
-        let e = open(&cut, None, false, false).unwrap_err();
+        let e = open(&cut, None, false, false, true).unwrap_err();
         assert!(e.0.contains("records 16384 bytes of data, but the file holds only 4096"), "{e}");
         assert!(e.0.contains("--force"), "{e}");
-        let t = open(&cut, None, true, false).unwrap();
+        let t = open(&cut, None, true, false, true).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (4 * 4096, Some(4096)));
         // Bad sizes are rejected, not rounded.
-        let e = open(&d.join("odd"), Some(1000), false, false).unwrap_err();
+        let e = open(&d.join("odd"), Some(1000), false, false, true).unwrap_err();
         assert!(e.0.contains("multiple of 4096"), "{e}");
-        assert!(open(d.as_path(), None, false, false).unwrap_err().0.contains("not a regular file"));
+        assert!(open(d.as_path(), None, false, false, true).unwrap_err().0.contains("not a regular file"));
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -489,11 +563,11 @@ mod tests {
     fn lay_out_writes_the_new_space_only() {
         let d = tmpdir("layout");
         let p = d.join("t");
-        let t = open(&p, Some(8192), false, true).unwrap();
+        let t = open(&p, Some(8192), false, true, true).unwrap();
         assert_eq!(t.unwritten_from, None);
         t.file.write_all_at(&marker_block(0)[..], MARKER_LEN).unwrap(); // our own data in block 0
         drop(t);
-        let t = open(&p, Some(3 * 8192), false, true).unwrap();
+        let t = open(&p, Some(3 * 8192), false, true, true).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (3 * 8192, None));
         drop(t);
         let data = std::fs::read(&p).unwrap();
@@ -507,14 +581,38 @@ mod tests {
 
     #[test]
     fn signatures_are_recognised() {
-        let mut head = vec![0u8; PROBE_LEN];
+        let mut head = vec![0u8; ENDS_LEN as usize];
         assert_eq!(find_signature(&head), None);
         head[1080] = 0x53;
         head[1081] = 0xef;
         assert_eq!(find_signature(&head), Some("an ext2/ext3/ext4 filesystem"));
-        let mut head = vec![0u8; PROBE_LEN];
+        let mut head = vec![0u8; ENDS_LEN as usize];
         head[512..520].copy_from_slice(b"EFI PART");
         assert_eq!(find_signature(&head), Some("a GPT partition table"));
         assert_eq!(parse_marker(&marker_block(4096)), Some(4096));
+        // LVM's label in any of the first four sectors; MD 1.1 at the start.
+        for off in [0, 512, 1024, 1536] {
+            let mut head = vec![0u8; 8192];
+            head[off..off + 8].copy_from_slice(b"LABELONE");
+            assert_eq!(find_signature(&head), Some("an LVM physical volume"), "{off}");
+        }
+        // Our marker matches nothing, and a signature written beside it is still found.
+        let mut head = marker_block(4096).to_vec();
+        assert_eq!(find_signature(&head), None);
+        head[510..512].copy_from_slice(b"\x55\xaa");
+        assert_eq!(find_signature(&head), Some("a DOS/MBR partition table or boot sector"));
+        // MD 0.90 and 1.0 superblocks near the end of a 10 MiB + 12 KiB device.
+        let size: u64 = (10 << 20) + (12 << 10);
+        let tail_start = size - (1 << 20);
+        let mut tail = vec![0u8; 1 << 20];
+        assert_eq!(tail_signature(&tail, size), None);
+        let at = |off: u64| (off - tail_start) as usize;
+        let v090 = (size & !0xffff) - 0x10000;
+        tail[at(v090)..at(v090) + 4].copy_from_slice(MD_MAGIC);
+        assert_eq!(tail_signature(&tail, size), Some("a Linux MD RAID member (0.90 superblock)"));
+        tail[at(v090)..at(v090) + 4].fill(0);
+        let v10 = (size - 8192) & !4095;
+        tail[at(v10)..at(v10) + 4].copy_from_slice(MD_MAGIC);
+        assert_eq!(tail_signature(&tail, size), Some("a Linux MD RAID member (1.0 superblock)"));
     }
 }

@@ -275,6 +275,8 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
         opts.size = Some(cfg.size.div_ceil(ALIGN as u64) * ALIGN as u64);
     }
     opts.lay_out = cfg.rw.reads();
+    // A mode that only reads writes nothing to a block device (not even the marker).
+    opts.writes = cfg.rw.writes();
     let label = opts.sched.text.clone();
     let target = Target::open(path, opts)?;
     if target.info().data_len < cfg.size {

@@ -125,3 +125,49 @@ fn loop_devices_blank_is_used_signature_and_mount_are_refused() {
     let t = Target::open(&fs.dev, opts(true)).unwrap();
     t.close().unwrap();
 }
+
+/// What is on a device we did not mark is kept: data without any known signature is
+/// refused unless forced; a signature written beside our marker is still seen; a load that
+/// only reads writes nothing, even forced; a mount cannot be forced.
+#[test]
+fn loop_devices_foreign_data_is_never_written_unforced() {
+    if let Some(why) = skip_reason() {
+        eprintln!("SKIP loop-device test: {why}");
+        return;
+    }
+    let dir = TempDir::new("blockdev-data");
+    let img = dir.path("data.img");
+    let lo = match Loop::new(&img, 8 << 20) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("SKIP loop-device test: {e}");
+            return;
+        }
+    };
+    // Someone's bytes, no signature: refused, untouched.
+    let data: Vec<u8> = (0..8u32 << 20).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+    std::fs::write(&img, &data).unwrap();
+    let e = Target::open(&lo.dev, opts(false)).unwrap_err();
+    assert!(e.0.contains("holds data iosched did not write") && e.0.contains("--force"), "{e}");
+    // Forced, a load that only reads leaves every byte as it was.
+    let mut ro = opts(true);
+    ro.writes = false;
+    ro.verify = false;
+    let t = Target::open(&lo.dev, ro).unwrap();
+    let h = t.handle();
+    let mut b = IoBuf::new(4096);
+    h.read(0, &mut b).unwrap();
+    drop(h);
+    t.close().unwrap();
+    assert!(std::fs::read(&img).unwrap() == data, "the device was written");
+
+    // Ours, then a partition table written beside the marker (bytes 446..512): refused.
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    Target::open(&lo.dev, opts(false)).unwrap().close().unwrap();
+    let mut now = std::fs::read(&img).unwrap();
+    now[510] = 0x55;
+    now[511] = 0xaa;
+    std::fs::write(&img, &now).unwrap();
+    let e = Target::open(&lo.dev, opts(false)).unwrap_err();
+    assert!(e.0.contains("partition table"), "{e}");
+}
