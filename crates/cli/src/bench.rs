@@ -179,7 +179,7 @@ pub fn sysbench(a: SysbenchArgs) -> Result<(), String> {
     cfg.events = a.events;
     cfg.percentile = a.percentile;
     cfg.drop_caches = a.drop_caches;
-    cfg.record_trace = record::check(a.record_trace.as_deref())?;
+    cfg.record_trace = record::check(a.record_trace.as_deref(), specs.len())?;
     cfg.validate()?;
     let trace = |r: &mut sysbench::SysbenchReport| r.queue_trace.take();
     for_each_spec(
@@ -302,7 +302,7 @@ pub fn iozone(a: IozoneArgs) -> Result<(), String> {
     cfg.mmap = a.mmap;
     cfg.include_flush = a.include_flush;
     cfg.stride = a.stride;
-    cfg.record_trace = record::check(a.record_trace.as_deref())?;
+    cfg.record_trace = record::check(a.record_trace.as_deref(), specs.len())?;
     cfg.validate()?;
     let trace = |r: &mut iozone::IozoneReport| r.queue_trace.take();
     for_each_spec(
@@ -393,7 +393,7 @@ pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {
     cfg.stages = a.stages.iter().map(|&n| Stage::from_number(n)).collect::<Result<_, _>>()?;
     cfg.fsync_stages = !a.no_fsync;
     cfg.stonewall = !a.no_stonewall;
-    cfg.record_trace = record::check(a.record_trace.as_deref())?;
+    cfg.record_trace = record::check(a.record_trace.as_deref(), specs.len())?;
     cfg.validate()?;
     let trace = |r: &mut aio_stress::AioStressReport| r.queue_trace.take();
     for_each_spec(

@@ -35,7 +35,8 @@ struct Common {
     /// The file or block device to run on. A missing file is created (with a marker
     /// block); an existing non-empty file we did not create, or a device we did not mark
     /// (unless blank) or with a filesystem/partition/RAID/LVM signature, is refused unless
-    /// --force; a mounted or held device is refused even with --force.
+    /// --force (a fio-like job that only reads writes nothing and needs none); a mounted or
+    /// held device is refused even with --force.
     #[arg(long)]
     target: PathBuf,
     /// Emulate a disk profile (e.g. ide-2003): data goes to the target, but every request
@@ -142,7 +143,7 @@ struct FioArgs {
     /// Requests kept in flight (fio's iodepth).
     #[arg(long, allow_negative_numbers = true, default_value_t = 32)]
     iodepth: u32,
-    /// Bytes of the target to use (from its start); also the size to create. Read modes
+    /// Bytes of the target to use (from its start; a multiple of 4 KiB); also the size to create. Read modes
     /// first write (lay out) whatever part of it this run had to create, untimed, as fio does.
     #[arg(allow_hyphen_values = true, long, default_value = "1G")]
     size: String,
@@ -194,13 +195,13 @@ fn describe(c: &Common) -> String {
     )
 }
 
-fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
+/// The options of one of `runs` runs.
+fn options(c: &Common, spec: SchedSpec, runs: usize) -> Result<Options, String> {
     // A trace with nowhere to go fails now, before the target is created or touched.
-    record::check(c.record.as_deref())?;
+    record::check(c.record.as_deref(), runs)?;
     if let Some(r) = &c.record {
         // The trace of run n of several goes to `r.n`: neither those nor `r` itself (a
         // slip, even when the traces would go beside it) may be the target.
-        let runs = parse_list(&c.sched).map(|v| v.len()).unwrap_or(1);
         let target = resolved(&c.target);
         for p in std::iter::once(r.clone()).chain((1..=runs).map(|n| record::path(r, n, runs))) {
             if target.is_some() && resolved(&p) == target {
@@ -301,7 +302,7 @@ fn run_each<R>(
     let mut results = Vec::new();
     let mut ended = Vec::new();
     for spec in specs {
-        let (r, e) = run(options(c, spec.clone())?, &ctl).map_err(|e| e.to_string())?;
+        let (r, e) = run(options(c, spec.clone(), specs.len())?, &ctl).map_err(|e| e.to_string())?;
         save_trace(c, report(&r), results.len() + 1, specs.len())?;
         results.push(r);
         let stop = !e.is_complete();
@@ -401,7 +402,8 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
                 seed: c.seed,
             };
             cfg.validate().map_err(|e| e.to_string())?;
-            let run = tiobench::run(&c.target, options(c, spec.clone())?, &cfg, &ctl).map_err(|e| e.to_string())?;
+            let run =
+                tiobench::run(&c.target, options(c, spec.clone(), runs)?, &cfg, &ctl).map_err(|e| e.to_string())?;
             save_trace(c, &run.report, reports.len() + 1, runs)?;
             records.extend(run.records);
             labels.push((spec.text.clone(), n));

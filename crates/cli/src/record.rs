@@ -4,11 +4,12 @@
 use iosched_core::trace::{HEADER, Trace};
 use std::path::{Path, PathBuf};
 
-/// `--record`, if given, checked before anything runs: whether to keep traces. A trace
-/// path with nowhere to go is refused now (a directory we may not write to still shows
-/// only when the trace is written), and so is one that would overwrite a file that is not
-/// a trace of ours: the path itself, or any `FILE.<n>` a run of several would write.
-pub fn check(r: Option<&Path>) -> Result<bool, String> {
+/// `--record`, if given, checked before anything runs (`runs` of them): whether to keep
+/// traces. A trace path with nowhere to go is refused now (a directory we may not write to
+/// still shows only when the trace is written), and so is one that would overwrite a file
+/// that is not a trace of ours: the path itself for one run, `FILE.1` … `FILE.<runs>` for
+/// several.
+pub fn check(r: Option<&Path>, runs: usize) -> Result<bool, String> {
     let Some(r) = r else {
         return Ok(false);
     };
@@ -22,19 +23,8 @@ pub fn check(r: Option<&Path>) -> Result<bool, String> {
     if r.is_dir() {
         return Err(format!("--record {}: is a directory; expected a file path", r.display()));
     }
-    may_write(r)?;
-    if let (Some(name), Ok(entries)) = (r.file_name().and_then(|n| n.to_str()), std::fs::read_dir(dir)) {
-        let prefix = format!("{name}.");
-        for e in entries.flatten() {
-            let f = e.file_name();
-            let numbered = f
-                .to_str()
-                .and_then(|f| f.strip_prefix(&prefix))
-                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-            if numbered {
-                may_write(&dir.join(f))?;
-            }
-        }
+    for n in 1..=runs.max(1) {
+        may_write(&path(r, n, runs))?;
     }
     Ok(true)
 }
@@ -57,9 +47,13 @@ fn may_write(p: &Path) -> Result<(), String> {
         Ok(_) => {}
     }
     let mut f = std::fs::File::open(p).map_err(|e| format!("--record {}: {e}", p.display()))?;
-    let mut head = [0u8; HEADER.len() + 1];
-    let ours =
-        f.read_exact(&mut head).is_ok() && head[..HEADER.len()] == *HEADER.as_bytes() && head[HEADER.len()] == b'\n';
+    // As `Trace::parse` takes it: blank lines, then `# iosched trace v…`.
+    let mut head = Vec::new();
+    let _ = f.by_ref().take(4096).read_to_end(&mut head);
+    let ours = String::from_utf8_lossy(&head)
+        .trim_start()
+        .strip_prefix('#')
+        .is_some_and(|h| h.trim_start().starts_with("iosched trace v"));
     if !ours {
         return Err(format!(
             "--record {}: the file exists and is not an iosched trace (its first line is not \
@@ -115,26 +109,30 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("iosched-record-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let base = dir.join("t.trace");
-        assert_eq!(check(Some(&base)), Ok(true), "a new path");
+        let check = |p: &Path| check(Some(p), 1);
+        assert_eq!(check(&base), Ok(true), "a new path");
         std::fs::write(&base, "# iosched trace v1\n10 U\n").unwrap();
-        assert_eq!(check(Some(&base)), Ok(true), "our own trace");
+        assert_eq!(check(&base), Ok(true), "our own trace");
+        std::fs::write(&base, "\n#  iosched trace v1 (from host A)\n10 U\n").unwrap();
+        assert_eq!(check(&base), Ok(true), "a trace as replay reads it");
         std::fs::write(&base, "precious data\n").unwrap();
-        let e = check(Some(&base)).unwrap_err();
+        let e = check(&base).unwrap_err();
         assert!(e.contains("not an iosched trace") && e.contains("t.trace"), "{e}");
         std::fs::write(&base, "").unwrap();
-        assert!(check(Some(&base)).is_err(), "an empty file is not ours either");
+        assert!(check(&base).is_err(), "an empty file is not ours either");
         std::fs::remove_file(&base).unwrap();
         // A FIFO is refused without being opened (which would wait for a writer).
         assert!(std::process::Command::new("mkfifo").arg(&base).status().unwrap().success());
-        assert!(check(Some(&base)).unwrap_err().contains("not a regular file"));
+        assert!(check(&base).unwrap_err().contains("not a regular file"));
         std::fs::remove_file(&base).unwrap();
-        // A numbered file a multi-run record would write is checked too; other names not.
+        // The numbered files a run of several would write are checked, and only those.
         std::fs::write(dir.join("t.trace.2"), "precious").unwrap();
-        std::fs::write(dir.join("t.trace.x"), "precious").unwrap();
-        let e = check(Some(&base)).unwrap_err();
+        assert_eq!(check(&base), Ok(true), "one run writes only t.trace");
+        let e = super::check(Some(&base), 3).unwrap_err();
         assert!(e.contains("t.trace.2"), "{e}");
+        assert_eq!(super::check(Some(&base), 1), Ok(true));
         std::fs::remove_file(dir.join("t.trace.2")).unwrap();
-        assert_eq!(check(Some(&base)), Ok(true));
+        assert_eq!(super::check(Some(&base), 3), Ok(true));
         // And at write time.
         std::fs::write(&base, "precious").unwrap();
         let t = Trace::parse("# iosched trace v1\n10 U\n").unwrap();

@@ -197,7 +197,7 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
     };
     cfg.validate(&threads)?;
     specs_fit(&cfg.machine, &specs)?;
-    record::check(a.record.as_deref())?;
+    record::check(a.record.as_deref(), specs.len() * threads.len())?;
     let p = Progress::new("tiobench");
     let tick = |d, t| p.tick(d, t, "");
     let (records, traces) = match &a.record {
@@ -308,7 +308,7 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     cfg.tree_scale = a.tree_scale;
     cfg.vmstat = a.vmstat;
     specs_fit(&cfg.machine, &specs)?;
-    cfg.record_trace = record::check(a.record.as_deref())?;
+    cfg.record_trace = record::check(a.record.as_deref(), specs.len() * bgs.len())?;
     let p = Progress::new("readmany");
     let mut results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;
     p.finish();

@@ -475,7 +475,6 @@ impl Ctx<'_> {
             _ => Err(self.err(v, field, format!("expected {what}, got \"{s}\""))),
         }
     }
-    /// A size in bytes such as "2MiB", "128KiB", "512B", "40GB".
     /// A device capacity: a size of 1 MiB..=1 EiB in whole 512-byte sectors, in sectors.
     fn sectors(&self, f: &F, field: &str, default: Option<u64>, w: Where) -> Result<u64, ProfileError> {
         let b = self.size(f, field, 1 << 20, 1 << 60, default, w)?;
@@ -486,6 +485,7 @@ impl Ctx<'_> {
         Ok(b / 512)
     }
 
+    /// A size in bytes such as "2MiB", "128KiB", "512B", "40GB": a whole number of bytes.
     fn size(
         &self,
         f: &F,
@@ -591,9 +591,36 @@ pub fn parse_size(s: &str) -> Option<u64> {
     parse_size_f64(s).map(|b| b.round() as u64)
 }
 
-/// As [`parse_size`], but `None` unless the value is a whole number of bytes.
+/// As [`parse_size`], but `None` unless the value is a whole number of bytes, decided
+/// exactly for a plain decimal ("8.2GB" is 8,200,000,000 bytes; "1000.5B" is refused).
 pub fn parse_whole_size(s: &str) -> Option<u64> {
-    parse_size_f64(s).filter(|b| b.fract() == 0.0).map(|b| b as u64)
+    let approx = parse_size_f64(s)?;
+    let t = s.trim();
+    let num = t.trim_end_matches(|c: char| c.is_ascii_alphabetic()).trim();
+    let unit = &t[num.len()..].trim();
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let plain =
+        !int.is_empty() && int.len() + frac.len() <= 30 && (int.to_string() + frac).bytes().all(|b| b.is_ascii_digit());
+    if !plain {
+        // An exponent or the like: exact only if the float says so.
+        return (approx.fract() == 0.0).then_some(approx as u64);
+    }
+    let mult: u128 = match *unit {
+        "B" => 1,
+        "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        "TiB" => 1 << 40,
+        _ => return None,
+    };
+    let digits: u128 = (int.to_string() + frac).parse().ok()?;
+    let scale = 10u128.checked_pow(frac.len() as u32)?;
+    let bytes = digits.checked_mul(mult)?;
+    (bytes % scale == 0).then(|| u64::try_from(bytes / scale).ok()).flatten()
 }
 
 fn parse_size_f64(s: &str) -> Option<f64> {
@@ -1129,6 +1156,14 @@ mod tests {
         assert_eq!(parse_size("128KiB"), Some(131072));
         assert_eq!(parse_size("2MB"), Some(2_000_000));
         assert_eq!(parse_size("x"), None);
+        // Whole bytes, decided exactly for decimals.
+        assert_eq!(parse_whole_size("8.2GB"), Some(8_200_000_000));
+        assert_eq!(parse_whole_size("4.1GB"), Some(4_100_000_000));
+        assert_eq!(parse_whole_size("16.1KB"), Some(16_100));
+        assert_eq!(parse_whole_size("1.5KiB"), Some(1536));
+        assert_eq!(parse_whole_size("1000.5B"), None);
+        assert_eq!(parse_whole_size("1.0001KiB"), None);
+        assert_eq!(parse_whole_size("1e3B"), Some(1000));
     }
 
     #[test]

@@ -136,13 +136,10 @@ pub fn find_signature(head: &[u8]) -> Option<&'static str> {
     })
 }
 
-fn open_direct(path: &Path, create_new: bool, excl: bool) -> std::io::Result<File> {
-    let mut flags = libc::O_DIRECT;
-    if excl {
-        flags |= libc::O_EXCL;
-    }
+/// Open a regular file read-write with O_DIRECT (creating it, with `create_new`).
+fn open_direct(path: &Path, create_new: bool) -> std::io::Result<File> {
     let mut o = OpenOptions::new();
-    o.read(true).write(true).custom_flags(flags);
+    o.read(true).write(true).custom_flags(libc::O_DIRECT);
     if create_new {
         o.create_new(true);
     }
@@ -167,22 +164,23 @@ fn read_head(file: &File, path: &Path, len: usize) -> Result<IoBuf, Error> {
     Ok(b)
 }
 
-/// `len` bytes (a multiple of the alignment) at `off` (aligned), for O_DIRECT.
-fn read_at(file: &File, path: &Path, off: u64, len: usize) -> Result<IoBuf, Error> {
-    let mut b = IoBuf::new(len.max(ALIGN));
+/// `len` bytes at `off`, both multiples of `align` (the device's logical block), for
+/// O_DIRECT. The buffer is `len` long (the bytes actually read; zeros past a short read).
+fn read_at(file: &File, path: &Path, off: u64, len: usize, align: usize) -> Result<Vec<u8>, Error> {
+    let mut b = IoBuf::new(len.div_ceil(ALIGN).max(1) * ALIGN);
     let mut done = 0;
     while done < len {
         match file.read_at(&mut b[done..len], off + done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io(path, "reading the last blocks", e)),
+            Err(e) => return Err(Error::io(path, &format!("reading {len} bytes at byte {off} to check it"), e)),
         }
-        if done % ALIGN != 0 {
+        if done % align != 0 {
             break;
         }
     }
-    Ok(b)
+    Ok(b[..len].to_vec())
 }
 
 fn write_marker(file: &File, path: &Path, data_len: u64) -> Result<(), Error> {
@@ -225,7 +223,7 @@ fn create_file(path: &Path, size: Option<u64>, lay_out: bool) -> Result<TargetFi
     let Some(size) = size else {
         return Err(Error(format!("{}: does not exist; give a size to create it", path.display())));
     };
-    let file = open_direct(path, true, false).map_err(|e| Error::io(path, "cannot create", e))?;
+    let file = open_direct(path, true).map_err(|e| Error::io(path, "cannot create", e))?;
     let unwritten_from = match init_file(&file, path, 0, size, lay_out) {
         Ok(u) => u,
         Err(e) => {
@@ -284,7 +282,7 @@ fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> R
 const LAYOUT_CHUNK: u64 = 1 << 20;
 
 fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: bool) -> Result<TargetFile, Error> {
-    let file = open_direct(path, false, false).map_err(|e| {
+    let file = open_direct(path, false).map_err(|e| {
         let hint =
             if e.raw_os_error() == Some(libc::EINVAL) { " (the filesystem may not support O_DIRECT)" } else { "" };
         Error(format!("{}: cannot open with O_DIRECT: {e}{hint}", path.display()))
@@ -372,11 +370,21 @@ pub fn rotational(path: &Path) -> Option<bool> {
         })
 }
 
-/// Why a block device looks in use, if it does.
-fn blockdev_in_use(rdev: u64) -> Option<String> {
+/// Why a block device may not be used as it is.
+enum InUse {
+    /// Mounted (it or one of its partitions), or held by another device: never overridden.
+    Busy(String),
+    /// It has partitions, none of them in use: `force` may take the whole device.
+    Partitions(usize),
+}
+
+/// Whether a block device looks in use: a mount or holder of it or of any partition first,
+/// then partitions at all.
+fn blockdev_in_use(rdev: u64) -> Option<InUse> {
     let (maj, min) = (libc::major(rdev), libc::minor(rdev));
     let mut devs = vec![format!("{maj}:{min}")];
     let sys = PathBuf::from(format!("/sys/dev/block/{maj}:{min}"));
+    let mut parts = Vec::new();
     // Partitions are subdirectories with a `partition` file and a `dev` file.
     if let Ok(rd) = std::fs::read_dir(&sys) {
         for e in rd.flatten() {
@@ -385,48 +393,55 @@ fn blockdev_in_use(rdev: u64) -> Option<String> {
                 && let Ok(d) = std::fs::read_to_string(p.join("dev"))
             {
                 devs.push(d.trim().to_string());
+                parts.push(p);
             }
         }
-    }
-    if devs.len() > 1 {
-        return Some(format!("it has {} partition(s)", devs.len() - 1));
     }
     if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
         for line in mi.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
             if f.len() > 4 && devs.iter().any(|d| d == f[2]) {
-                return Some(format!("it is mounted on {}", f[4]));
+                return Some(InUse::Busy(format!("it or a partition of it is mounted on {}", f[4])));
             }
         }
     }
-    if let Ok(rd) = std::fs::read_dir(sys.join("holders"))
-        && let Some(h) = rd.flatten().next()
-    {
-        return Some(format!("it is held by {}", h.file_name().to_string_lossy()));
+    for dir in std::iter::once(&sys).chain(&parts) {
+        if let Ok(rd) = std::fs::read_dir(dir.join("holders"))
+            && let Some(h) = rd.flatten().next()
+        {
+            return Some(InUse::Busy(format!("it is held by {}", h.file_name().to_string_lossy())));
+        }
     }
-    None
+    (!parts.is_empty()).then_some(InUse::Partitions(parts.len()))
 }
 
+/// Blocks sampled across a device, besides its ends, before it is called blank.
+const BLANK_SAMPLES: u64 = 64;
+
 fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool, writes: bool) -> Result<TargetFile, Error> {
-    if let Some(why) = blockdev_in_use(rdev) {
-        // Partitions that are not in use are the one case --force may take over; a mount
-        // or a holder it may not (and the O_EXCL open below would fail anyway).
-        let partitions = why.contains("partition");
-        if !force || !partitions {
-            let how = if partitions { "use --force to override" } else { "--force does not override this" };
+    match blockdev_in_use(rdev) {
+        Some(InUse::Busy(why)) => {
             return Err(Error(format!(
-                "{}: block device in use ({why}); refusing to write to it ({how})",
+                "{}: block device in use ({why}); refusing to use it (--force does not override this)",
                 path.display()
             )));
         }
+        Some(InUse::Partitions(n)) if !force && writes => {
+            return Err(Error(format!(
+                "{}: block device in use (it has {n} partition(s)); refusing to write to it (use --force to override)",
+                path.display()
+            )));
+        }
+        _ => {}
     }
-    let file = open_direct(path, false, true).map_err(|e| match e.raw_os_error() {
+    let file = open_device(path, writes).map_err(|e| match e.raw_os_error() {
         Some(libc::EBUSY) => Error(format!(
             "{}: block device is busy (mounted or held by another user; --force does not override this)",
             path.display()
         )),
-        Some(libc::EROFS) | Some(libc::EACCES) | Some(libc::EPERM) => {
-            Error(format!("{}: cannot open for writing ({e}): is the device read-only?", path.display()))
+        Some(libc::EROFS) => Error(format!("{}: the device is read-only ({e}); this load writes", path.display())),
+        Some(libc::EACCES) | Some(libc::EPERM) => {
+            Error(format!("{}: permission denied ({e}): block devices need root (or the disk group)", path.display()))
         }
         _ => Error::io(path, "cannot open with O_DIRECT|O_EXCL", e),
     })?;
@@ -436,26 +451,10 @@ fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool, writes:
     }
     let dev_size = sys::blkdev_size(&file).map_err(|e| Error::io(path, "BLKGETSIZE64", e))?;
     let avail = dev_size.saturating_sub(MARKER_LEN) / ALIGN as u64 * ALIGN as u64;
-    let ends = ENDS_LEN.min(dev_size / ALIGN as u64 * ALIGN as u64).max(ALIGN as u64) as usize;
-    let head = read_head(&file, path, ends)?;
-    let tail_at = (dev_size.saturating_sub(ends as u64)) / ALIGN as u64 * ALIGN as u64;
-    let tail = read_at(&file, path, tail_at, (dev_size - tail_at) as usize / ALIGN * ALIGN)?;
-    let ours = parse_marker(&head).is_some();
-    if !force {
-        if let Some(what) = find_signature(&head).or_else(|| tail_signature(&tail, tail_at + tail.len() as u64)) {
-            return Err(Error(format!(
-                "{}: block device holds {what}; refusing to overwrite it (use --force to override)",
-                path.display()
-            )));
-        }
-        // Our marker's own bytes are not zeros; past them a marked device may hold our data.
-        if !ours && (head.iter().any(|&b| b != 0) || tail.iter().any(|&b| b != 0)) {
-            return Err(Error(format!(
-                "{}: block device holds data iosched did not write (no iosched marker, and its first \
-                 or last MiB is not all zeros); refusing to overwrite it (use --force to override)",
-                path.display()
-            )));
-        }
+    // What may not be overwritten without --force. A load that only reads overwrites
+    // nothing, so it needs no check (and no read of the device's far end).
+    if writes && !force {
+        check_device_is_ours_or_blank(&file, path, dev_size, lbs as u64)?;
     }
     let data_len = match size {
         Some(s) if s > avail => {
@@ -483,6 +482,57 @@ fn open_blockdev(path: &Path, rdev: u64, size: Option<u64>, force: bool, writes:
         created: false,
         unwritten_from: None,
     })
+}
+
+/// Open a device for a load: read-write, or read-only for a load that only reads; always
+/// exclusive (`O_EXCL` fails with EBUSY on a mounted or held device).
+fn open_device(path: &Path, writes: bool) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(writes).custom_flags(libc::O_DIRECT | libc::O_EXCL);
+    o.open(path)
+}
+
+/// Refuse a device that holds a known signature (ours beside it or not), or, without our
+/// marker, anything but zeros where a blank device has them: its first 2 MiB (partitions
+/// usually start at 1 MiB, with their own superblocks right there), its last MiB
+/// (to the last logical block) and [`BLANK_SAMPLES`] blocks spread between.
+fn check_device_is_ours_or_blank(file: &File, path: &Path, dev_size: u64, lbs: u64) -> Result<(), Error> {
+    let a = ALIGN as u64;
+    let head_len = (2 * ENDS_LEN).min(dev_size / a * a).max(a);
+    let head = read_head(file, path, head_len as usize)?;
+    // The tail in logical blocks, so a device whose size is not a multiple of 4 KiB has
+    // its last sectors (a GPT backup header, say) looked at too.
+    let tail_at = dev_size.saturating_sub(ENDS_LEN) / lbs * lbs;
+    let tail = read_at(file, path, tail_at, (dev_size - tail_at) as usize, lbs as usize)?;
+    let what = find_signature(&head)
+        .or_else(|| (head.len() as u64 > ENDS_LEN).then(|| find_signature(&head[ENDS_LEN as usize..])).flatten())
+        .or_else(|| tail_signature(&tail, dev_size));
+    if let Some(what) = what {
+        return Err(Error(format!(
+            "{}: block device holds {what}; refusing to overwrite it (use --force to override)",
+            path.display()
+        )));
+    }
+    if parse_marker(&head).is_some() {
+        return Ok(());
+    }
+    let mut blank = head.iter().all(|&b| b == 0) && tail.iter().all(|&b| b == 0);
+    let blocks = dev_size / a;
+    for i in 1..BLANK_SAMPLES {
+        if !blank {
+            break;
+        }
+        let b = read_at(file, path, blocks * i / BLANK_SAMPLES * a, ALIGN, ALIGN)?;
+        blank = b.iter().all(|&x| x == 0);
+    }
+    if !blank {
+        return Err(Error(format!(
+            "{}: block device holds data iosched did not write (no iosched marker, and not all \
+             zeros where a blank device has them); refusing to overwrite it (use --force to override)",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -607,11 +657,13 @@ mod tests {
         let mut tail = vec![0u8; 1 << 20];
         assert_eq!(tail_signature(&tail, size), None);
         let at = |off: u64| (off - tail_start) as usize;
-        let v090 = (size & !0xffff) - 0x10000;
+        // Where md puts them on a device of 20,504 sectors: 0.90 at MD_NEW_SIZE_SECTORS
+        // ((20504 & ~127) - 128 = 20352 sectors), 1.0 at ((20504 - 16) & ~7 = 20488).
+        let v090 = 20352 * 512;
         tail[at(v090)..at(v090) + 4].copy_from_slice(MD_MAGIC);
         assert_eq!(tail_signature(&tail, size), Some("a Linux MD RAID member (0.90 superblock)"));
         tail[at(v090)..at(v090) + 4].fill(0);
-        let v10 = (size - 8192) & !4095;
+        let v10 = 20488 * 512;
         tail[at(v10)..at(v10) + 4].copy_from_slice(MD_MAGIC);
         assert_eq!(tail_signature(&tail, size), Some("a Linux MD RAID member (1.0 superblock)"));
     }

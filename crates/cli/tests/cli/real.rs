@@ -186,11 +186,13 @@ fn real_record_into_a_missing_directory_fails_before_creating_the_target() {
 #[test]
 fn real_record_refuses_to_overwrite_data() {
     let t = TempPath::new("recdata.img");
-    let theirs = TempPath::new("recdata.txt");
+    let base = TempPath::new("recdata.txt");
+    // Two runs (noop, deadline): the traces would go to recdata.txt.1 and .2.
+    let theirs = TempPath(std::path::PathBuf::from(format!("{}.2", base.s())));
     std::fs::write(&theirs.0, "precious\n").unwrap();
-    let o = small_tiobench(&t, &["--record", theirs.s()]);
+    let o = small_tiobench(&t, &["--record", base.s()]);
     assert!(!o.status.success());
-    assert!(stderr(&o).contains("is not an iosched trace"), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("{}: the file exists and is not an iosched trace", theirs.s())));
     assert_eq!(std::fs::read_to_string(&theirs.0).unwrap(), "precious\n");
     assert!(!t.0.exists(), "the target was created");
     let o = small_tiobench(&t, &["--record", t.s()]);
@@ -325,7 +327,7 @@ fn real_refuses_a_size_larger_than_the_emulated_disk_before_creating_the_target(
     assert!(!t.0.exists(), "the target was created");
     // Part of a block is refused, not rounded up to a whole one.
     let o = iosched(&["real", "fio-like", "--target", t.s(), "--size", "4097", "--runtime", "100ms"]);
-    assert!(stderr(&o).contains("--size 4097: expected a multiple of --bs (4096 bytes)"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--size 4097: expected a multiple of 4096 bytes"), "{}", stderr(&o));
     assert!(!t.0.exists(), "the target was created");
 }
 

@@ -146,9 +146,10 @@ impl Config {
         if self.size < self.bs as u64 {
             return Err(Error(format!("--size {}: expected at least one block of {} bytes", self.size, self.bs)));
         }
-        // Whole blocks only: rounding a size up would write past what was asked for.
-        if !self.size.is_multiple_of(self.bs as u64) {
-            return Err(Error(format!("--size {}: expected a multiple of --bs ({} bytes)", self.size, self.bs)));
+        // The data area is whole 4 KiB blocks (as fio's, the run itself does whole --bs
+        // blocks, rounding down): a size between two would be rounded up without a word.
+        if !self.size.is_multiple_of(ALIGN as u64) {
+            return Err(Error(format!("--size {}: expected a multiple of {ALIGN} bytes", self.size)));
         }
         if self.rwmixread > 100 {
             return Err(Error(format!("--rwmixread {}: expected a percentage, 0..=100", self.rwmixread)));
@@ -272,7 +273,7 @@ fn on_done(sh: &Shared, c: Completion, t0: Instant, op: Op) {
 pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Result<(Result_, Ended), Error> {
     cfg.validate()?;
     if opts.size.is_none() {
-        opts.size = Some(cfg.size.div_ceil(ALIGN as u64) * ALIGN as u64);
+        opts.size = Some(cfg.size);
     }
     opts.lay_out = cfg.rw.reads();
     // A mode that only reads writes nothing to a block device (not even the marker).

@@ -170,4 +170,34 @@ fn loop_devices_foreign_data_is_never_written_unforced() {
     std::fs::write(&img, &now).unwrap();
     let e = Target::open(&lo.dev, opts(false)).unwrap_err();
     assert!(e.0.contains("partition table"), "{e}");
+
+    // A wiped partition table over a partition's filesystem at 1 MiB (nothing else in the
+    // first MiB, nothing at the end): not blank, and the superblock is named.
+    let mut wiped = vec![0u8; 8 << 20];
+    wiped[(1 << 20) + 1080..(1 << 20) + 1082].copy_from_slice(&[0x53, 0xef]);
+    std::fs::write(&img, &wiped).unwrap();
+    let e = Target::open(&lo.dev, opts(false)).unwrap_err();
+    assert!(e.0.contains("ext2/ext3/ext4"), "{e}");
+    // Data only in the middle of the device: found by the samples.
+    let mut middle = vec![0u8; 8 << 20];
+    middle[(4 << 20)..(4 << 20) + 4096].fill(7);
+    std::fs::write(&img, &middle).unwrap();
+    let e = Target::open(&lo.dev, opts(false)).unwrap_err();
+    assert!(e.0.contains("holds data iosched did not write"), "{e}");
+    assert!(std::fs::read(&img).unwrap() == middle, "the device was written");
+
+    // Mounted: --force does not take it.
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let mk = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&lo.dev).stdout(Stdio::null()).status();
+    let mnt = dir.path("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    if mk.map(|s| s.success()).unwrap_or(false)
+        && Command::new("mount").arg(&lo.dev).arg(&mnt).status().map(|s| s.success()).unwrap_or(false)
+    {
+        let e = Target::open(&lo.dev, opts(true)).unwrap_err();
+        let _ = Command::new("umount").arg(&mnt).status();
+        assert!(e.0.contains("mounted on") && e.0.contains("--force does not override"), "{e}");
+    } else {
+        eprintln!("SKIP forced-mount part: mkfs.ext4 or mount failed");
+    }
 }
