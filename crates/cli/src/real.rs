@@ -195,20 +195,23 @@ fn describe(c: &Common) -> String {
     )
 }
 
-/// The options of one of `runs` runs.
-fn options(c: &Common, spec: SchedSpec, runs: usize) -> Result<Options, String> {
-    // A trace with nowhere to go fails now, before the target is created or touched.
+/// `--record` for a command of `runs` runs, checked once before the first: a trace with
+/// nowhere to go, or one that would overwrite what is not a trace, fails before the target
+/// is created or touched. The trace of run n of several goes to `r.n`: neither those nor
+/// `r` itself (a slip, even when the traces would go beside it) may be the target.
+fn check_record(c: &Common, runs: usize) -> Result<(), String> {
     record::check(c.record.as_deref(), runs)?;
-    if let Some(r) = &c.record {
-        // The trace of run n of several goes to `r.n`: neither those nor `r` itself (a
-        // slip, even when the traces would go beside it) may be the target.
-        let target = resolved(&c.target);
+    if let (Some(r), Some(target)) = (&c.record, resolved(&c.target)) {
         for p in std::iter::once(r.clone()).chain((1..=runs).map(|n| record::path(r, n, runs))) {
-            if target.is_some() && resolved(&p) == target {
+            if resolved(&p).as_ref() == Some(&target) {
                 return Err(format!("--record {}: is the target; give the trace a path of its own", p.display()));
             }
         }
     }
+    Ok(())
+}
+
+fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
     let mut o = Options::new(spec);
     o.emulate = c.emulate.clone();
     o.verify = c.verify;
@@ -301,8 +304,9 @@ fn run_each<R>(
     let ctl = control()?;
     let mut results = Vec::new();
     let mut ended = Vec::new();
+    check_record(c, specs.len())?;
     for spec in specs {
-        let (r, e) = run(options(c, spec.clone(), specs.len())?, &ctl).map_err(|e| e.to_string())?;
+        let (r, e) = run(options(c, spec.clone())?, &ctl).map_err(|e| e.to_string())?;
         save_trace(c, report(&r), results.len() + 1, specs.len())?;
         results.push(r);
         let stop = !e.is_complete();
@@ -386,6 +390,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
     let offset_mb = offset >> 20;
     let ctl = control()?;
     let runs = specs.len() * threads.len();
+    check_record(c, runs)?;
     let mut records = Vec::new();
     let mut reports = Vec::new();
     let mut ended = Vec::new();
@@ -402,8 +407,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
                 seed: c.seed,
             };
             cfg.validate().map_err(|e| e.to_string())?;
-            let run =
-                tiobench::run(&c.target, options(c, spec.clone(), runs)?, &cfg, &ctl).map_err(|e| e.to_string())?;
+            let run = tiobench::run(&c.target, options(c, spec.clone())?, &cfg, &ctl).map_err(|e| e.to_string())?;
             save_trace(c, &run.report, reports.len() + 1, runs)?;
             records.extend(run.records);
             labels.push((spec.text.clone(), n));

@@ -594,58 +594,44 @@ pub fn parse_size(s: &str) -> Option<u64> {
 /// As [`parse_size`], but `None` unless the value is a whole number of bytes, decided
 /// exactly for a plain decimal ("8.2GB" is 8,200,000,000 bytes; "1000.5B" is refused).
 pub fn parse_whole_size(s: &str) -> Option<u64> {
-    let approx = parse_size_f64(s)?;
-    let t = s.trim();
-    let num = t.trim_end_matches(|c: char| c.is_ascii_alphabetic()).trim();
-    let unit = &t[num.len()..].trim();
+    let (num, mult) = split_size_unit(s)?;
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    let plain =
-        !int.is_empty() && int.len() + frac.len() <= 30 && (int.to_string() + frac).bytes().all(|b| b.is_ascii_digit());
-    if !plain {
+    let digits = format!("{int}{frac}");
+    if int.is_empty() || digits.len() > 30 || !digits.bytes().all(|b| b.is_ascii_digit()) {
         // An exponent or the like: exact only if the float says so.
-        return (approx.fract() == 0.0).then_some(approx as u64);
+        let b = parse_size_f64(s)?;
+        return (b.fract() == 0.0).then_some(b as u64);
     }
-    let mult: u128 = match *unit {
-        "B" => 1,
-        "KB" => 1_000,
-        "MB" => 1_000_000,
-        "GB" => 1_000_000_000,
-        "TB" => 1_000_000_000_000,
-        "KiB" => 1 << 10,
-        "MiB" => 1 << 20,
-        "GiB" => 1 << 30,
-        "TiB" => 1 << 40,
-        _ => return None,
-    };
-    let digits: u128 = (int.to_string() + frac).parse().ok()?;
     let scale = 10u128.checked_pow(frac.len() as u32)?;
-    let bytes = digits.checked_mul(mult)?;
+    let bytes = digits.parse::<u128>().ok()?.checked_mul(mult as u128)?;
     (bytes % scale == 0).then(|| u64::try_from(bytes / scale).ok()).flatten()
 }
 
-fn parse_size_f64(s: &str) -> Option<f64> {
+/// A size's units and what each multiplies by; the binary ones first, so that "KiB" is
+/// not read as "B".
+const SIZE_UNITS: [(&str, u64); 9] = [
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+    ("KB", 1_000),
+    ("MB", 1_000_000),
+    ("GB", 1_000_000_000),
+    ("TB", 1_000_000_000_000),
+    ("B", 1),
+];
+
+/// A size's number (trimmed) and its unit's multiplier.
+fn split_size_unit(s: &str) -> Option<(&str, u64)> {
     let s = s.trim();
-    let units: [(&str, f64); 9] = [
-        ("KiB", 1024.0),
-        ("MiB", 1048576.0),
-        ("GiB", 1073741824.0),
-        ("TiB", 1099511627776.0),
-        ("KB", 1e3),
-        ("MB", 1e6),
-        ("GB", 1e9),
-        ("TB", 1e12),
-        ("B", 1.0),
-    ];
-    for (u, m) in units {
-        if let Some(n) = s.strip_suffix(u) {
-            let x: f64 = n.trim().parse().ok()?;
-            if !x.is_finite() || x < 0.0 || x * m >= u64::MAX as f64 {
-                return None;
-            }
-            return Some(x * m);
-        }
-    }
-    None
+    SIZE_UNITS.iter().find_map(|&(u, m)| s.strip_suffix(u).map(|n| (n.trim(), m)))
+}
+
+fn parse_size_f64(s: &str) -> Option<f64> {
+    let (n, m) = split_size_unit(s)?;
+    let x: f64 = n.parse().ok()?;
+    let b = x * m as f64;
+    (x.is_finite() && x >= 0.0 && b < u64::MAX as f64).then_some(b)
 }
 
 /// Parse a profile from TOML text; `file` names it in errors.

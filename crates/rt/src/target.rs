@@ -5,17 +5,17 @@
 //!   (so ENOSPC shows at creation, not mid-run) and a marker block is written.
 //! - An existing regular file is used if it is empty or starts with our marker block;
 //!   any other non-empty file is refused unless `force`.
-//! - A block device is refused unless `force` if it has partitions, carries a filesystem /
-//!   partition-table / swap / RAID / LVM signature (see [`SIGNATURES`] and
-//!   [`tail_signature`]; checked whether or not our marker is there, since a tool may write
-//!   one without touching our marker's bytes), or holds anything but zeros in its first
-//!   and last MiB without our marker: a device we did not mark is someone's data unless
-//!   it is blank. A mounted or held device (its own major:minor or one of its partitions
-//!   in `/proc/self/mountinfo`, holders in sysfs) is refused, and `force` cannot override
-//!   that: the `O_EXCL` open fails with EBUSY.
-//! - A read-only load (`writes == false`) never writes to a block device: the marker is
-//!   only written when the load writes (with `force` on a device we did not mark, it runs
-//!   on the device as it is).
+//! - A block device a load will write is refused unless `force` if it has partitions,
+//!   carries a filesystem / partition-table / swap / RAID / LVM signature (see
+//!   [`SIGNATURES`] and [`tail_signature`]; looked for at its start, at 1 MiB and at its
+//!   end, whether or not our marker is there, since a tool may write one beside it), or,
+//!   without our marker, is not blank: zeros in its first 2 MiB, its last MiB and
+//!   64 blocks sampled between. A device we did not mark is someone's data.
+//! - A mounted or held device (it or one of its partitions in `/proc/self/mountinfo`,
+//!   holders in sysfs) is refused, and `force` cannot override that: the `O_EXCL` open
+//!   would fail with EBUSY anyway.
+//! - A load that only reads (`writes == false`) opens a block device read-only, writes
+//!   nothing to it (not even the marker) and so needs none of the checks above.
 //!
 //! The marker is the target's first 4 KiB; the data area starts right after it, so
 //! sector 0 of the queue is byte 4096 of the target.
@@ -146,26 +146,9 @@ fn open_direct(path: &Path, create_new: bool) -> std::io::Result<File> {
     o.open(path)
 }
 
-fn read_head(file: &File, path: &Path, len: usize) -> Result<IoBuf, Error> {
-    let mut b = IoBuf::new(len);
-    let mut done = 0;
-    while done < len {
-        match file.read_at(&mut b[done..], done as u64) {
-            Ok(0) => break,
-            Ok(n) => done += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(Error::io(path, "reading the first blocks", e)),
-        }
-        // O_DIRECT reads must stay aligned; a short read means end of file.
-        if done % ALIGN != 0 {
-            break;
-        }
-    }
-    Ok(b)
-}
-
 /// `len` bytes at `off`, both multiples of `align` (the device's logical block), for
-/// O_DIRECT. The buffer is `len` long (the bytes actually read; zeros past a short read).
+/// O_DIRECT. The buffer is `len` long: the bytes read, then zeros past the end of a file
+/// (a short read ends the reading).
 fn read_at(file: &File, path: &Path, off: u64, len: usize, align: usize) -> Result<Vec<u8>, Error> {
     let mut b = IoBuf::new(len.div_ceil(ALIGN).max(1) * ALIGN);
     let mut done = 0;
@@ -304,7 +287,7 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: boo
         t.unwritten_from = init_file(&t.file, path, 0, size, lay_out)?;
         size
     } else {
-        let head = read_head(&t.file, path, ALIGN)?;
+        let head = read_at(&t.file, path, 0, ALIGN, ALIGN)?;
         match (parse_marker(&head), size) {
             // The file lost data since we wrote the marker (truncated, or cut by a full
             // disk): reads past its end would fail mid-run as short transfers.
@@ -499,7 +482,7 @@ fn open_device(path: &Path, writes: bool) -> std::io::Result<File> {
 fn check_device_is_ours_or_blank(file: &File, path: &Path, dev_size: u64, lbs: u64) -> Result<(), Error> {
     let a = ALIGN as u64;
     let head_len = (2 * ENDS_LEN).min(dev_size / a * a).max(a);
-    let head = read_head(file, path, head_len as usize)?;
+    let head = read_at(file, path, 0, head_len as usize, ALIGN)?;
     // The tail in logical blocks, so a device whose size is not a multiple of 4 KiB has
     // its last sectors (a GPT backup header, say) looked at too.
     let tail_at = dev_size.saturating_sub(ENDS_LEN) / lbs * lbs;

@@ -130,30 +130,24 @@ pub const MAX_TABLE_SEEK_NS: u64 = 200_000_000;
 /// points fall steeply would otherwise extrapolate below zero, and be clamped to free
 /// seeks without a word.
 pub fn check_table(t: &[(u32, u64)], cylinders: u32) -> Result<(), String> {
-    let show = |ns: i128| format!("{:.3} ms", ns as f64 / 1e6);
-    let ok = |ns: i128| ns > 0 && ns <= MAX_TABLE_SEEK_NS as i128;
+    let show = |ns: f64| format!("{:.3} ms", ns / 1e6);
+    let ok = |ns: i64| ns > 0 && ns <= MAX_TABLE_SEEK_NS as i64;
     for &(d, ns) in t {
-        if !ok(ns as i128) {
+        if ns == 0 || ns > MAX_TABLE_SEEK_NS {
             return Err(format!(
                 "the seek at distance {d} is {}: expected more than 0 and at most 200 ms",
-                show(ns as i128)
+                show(ns as f64)
             ));
         }
     }
-    let extrapolate = |d: u32| -> i128 {
-        let i = t.partition_point(|&(x, _)| x < d).clamp(1, t.len() - 1);
-        let (d1, t1) = (t[i - 1].0 as i128, t[i - 1].1 as i128);
-        let (d2, t2) = (t[i].0 as i128, t[i].1 as i128);
-        t1 + (d as i128 - d1) * (t2 - t1) / (d2 - d1)
-    };
     let last = cylinders.saturating_sub(1).max(1);
     for d in [1, last] {
         let inside = t.first().is_some_and(|f| f.0 <= d) && t.last().is_some_and(|l| l.0 >= d);
-        if !inside && !ok(extrapolate(d)) {
+        if !inside && !ok(table_line(t, d)) {
             return Err(format!(
                 "extrapolated to distance {d} (the disk has {cylinders} cylinders) the table gives {}: \
                  expected more than 0 and at most 200 ms; extend the table to cover 1..={last}",
-                show(extrapolate(d))
+                show(table_line(t, d) as f64)
             ));
         }
     }
@@ -161,17 +155,21 @@ pub fn check_table(t: &[(u32, u64)], cylinders: u32) -> Result<(), String> {
 }
 
 fn table_lookup(t: &[(u32, u64)], d: u32) -> u64 {
-    // DiskSim dm_mech_g1_seek_extracted: exact match, else interpolate between the
-    // neighbours (extrapolating from the last two points past the end).
+    table_line(t, d).max(0) as u64
+}
+
+/// A table's seek time at `d` before clamping at zero. DiskSim dm_mech_g1_seek_extracted:
+/// exact match, else interpolate between the neighbours (extrapolating from the last two
+/// points past either end).
+fn table_line(t: &[(u32, u64)], d: u32) -> i64 {
     let i = t.partition_point(|&(x, _)| x < d);
     if i < t.len() && t[i].0 == d {
-        return t[i].1;
+        return t[i].1 as i64;
     }
     let i = i.clamp(1, t.len() - 1);
     let (d1, t1) = (t[i - 1].0 as i64, t[i - 1].1 as i64);
     let (d2, t2) = (t[i].0 as i64, t[i].1 as i64);
-    let v = t1 + (d as i64 - d1) * (t2 - t1) / (d2 - d1);
-    v.max(0) as u64
+    t1 + (d as i64 - d1) * (t2 - t1) / (d2 - d1)
 }
 
 /// The datasheet-weighted average seek over a disk with `cylinders` cylinders (ns, as f64).

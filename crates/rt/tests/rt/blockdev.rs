@@ -53,6 +53,20 @@ fn skip_reason() -> Option<String> {
     None
 }
 
+/// A loop device over a fresh file of `size` bytes, or `None` after saying on stderr why
+/// the test skips (no root, no losetup, losetup failing).
+fn loop_or_skip(backing: &Path, size: u64) -> Option<Loop> {
+    let why = match skip_reason() {
+        Some(why) => why,
+        None => match Loop::new(backing, size) {
+            Ok(l) => return Some(l),
+            Err(e) => e,
+        },
+    };
+    eprintln!("SKIP loop-device test: {why}");
+    None
+}
+
 #[test]
 fn io_uring_backend_is_available() {
     let dir = TempDir::new("uring");
@@ -73,18 +87,8 @@ fn io_uring_backend_is_available() {
 
 #[test]
 fn loop_devices_blank_is_used_signature_and_mount_are_refused() {
-    if let Some(why) = skip_reason() {
-        eprintln!("SKIP loop-device test: {why}");
-        return;
-    }
     let dir = TempDir::new("blockdev");
-    let lo = match Loop::new(&dir.path("blank.img"), 32 << 20) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("SKIP loop-device test: {e}");
-            return;
-        }
-    };
+    let Some(lo) = loop_or_skip(&dir.path("blank.img"), 32 << 20) else { return };
     // Blank: accepted, data round-trips, the marker makes a reopen fine.
     {
         let t = Target::open(&lo.dev, opts(false)).unwrap();
@@ -131,19 +135,9 @@ fn loop_devices_blank_is_used_signature_and_mount_are_refused() {
 /// only reads writes nothing, even forced; a mount cannot be forced.
 #[test]
 fn loop_devices_foreign_data_is_never_written_unforced() {
-    if let Some(why) = skip_reason() {
-        eprintln!("SKIP loop-device test: {why}");
-        return;
-    }
     let dir = TempDir::new("blockdev-data");
     let img = dir.path("data.img");
-    let lo = match Loop::new(&img, 8 << 20) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("SKIP loop-device test: {e}");
-            return;
-        }
-    };
+    let Some(lo) = loop_or_skip(&img, 8 << 20) else { return };
     // Someone's bytes, no signature: refused, untouched.
     let data: Vec<u8> = (0..8u32 << 20).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
     std::fs::write(&img, &data).unwrap();
