@@ -921,6 +921,17 @@ impl Sim {
         }
     }
 
+    /// `wake_up` on a wait queue whose sleepers queued themselves in `ws`'s order. They
+    /// are woken newest first, as in 2.5.64: `prepare_to_wait` and `add_wait_queue` put a
+    /// non-exclusive sleeper at the head of the queue (`__add_wait_queue` → `list_add`)
+    /// and `__wake_up_common` walks from the head. Tasks of equal priority then run in
+    /// that order.
+    fn wake_all(&mut self, ws: Vec<TaskId>) {
+        for w in ws.into_iter().rev() {
+            self.wake(w);
+        }
+    }
+
     fn token(&mut self) -> u64 {
         self.next_token += 1;
         self.next_token
@@ -1206,9 +1217,7 @@ impl Sim {
         task.state = State::Exited;
         task.ra.clear();
         let waiters = std::mem::take(&mut task.exit_waiters);
-        for w in waiters {
-            self.wake(w);
-        }
+        self.wake_all(waiters);
         self.pending.push_back(Input::OwnerExit(owner));
     }
 
@@ -2278,8 +2287,15 @@ impl Sim {
                 for p in pages {
                     self.cache.read_done(p);
                     if let Some(ws) = self.page_waiters.remove(&p) {
-                        for w in ws {
-                            self.wake(w);
+                        if self.cfg.host.lock_page_exclusive && self.cache.page(p).file != META {
+                            // A file page's readers wait in lock_page, which queues them
+                            // in order on this host; a metadata block's in
+                            // wait_on_buffer, at the head.
+                            for w in ws {
+                                self.wake(w);
+                            }
+                        } else {
+                            self.wake_all(ws);
                         }
                     }
                 }
@@ -2296,23 +2312,18 @@ impl Sim {
                     if f == META
                         && let Some(ws) = self.page_waiters.remove(&p)
                     {
-                        for w in ws {
-                            self.wake(w);
-                        }
+                        self.wake_all(ws);
                     }
                 }
                 for f in files {
                     if self.cache.writeback_by_file.get(&f).is_none_or(|&n| n == 0)
                         && let Some(ws) = self.fsync_waiters.remove(&f)
                     {
-                        for w in ws {
-                            self.wake(w);
-                        }
+                        self.wake_all(ws);
                     }
                 }
-                for w in std::mem::take(&mut self.memory_waiters) {
-                    self.wake(w);
-                }
+                let ws = std::mem::take(&mut self.memory_waiters);
+                self.wake_all(ws);
             }
             BioKind::Direct { task, aio, iocb } => {
                 let tk = &mut self.tasks[task.0 as usize];
@@ -2524,9 +2535,8 @@ impl Env for Sim {
                     Dir::Write => self.write_congested = congested,
                 }
                 if dir == Dir::Write && !congested {
-                    for w in std::mem::take(&mut self.congestion_waiters) {
-                        self.wake(w);
-                    }
+                    let ws = std::mem::take(&mut self.congestion_waiters);
+                    self.wake_all(ws);
                 }
             }
             _ => {}

@@ -62,6 +62,12 @@ pub struct HostProfile {
     /// 2.6.13 to 2.6.23). 2.4 and 2.5.2 did not (their `ext2_find_near` returns the
     /// group's start).
     pub ext2_colour: bool,
+    /// Whether `lock_page` waits exclusively. 2.6.20's `__lock_page` does
+    /// (`__wait_on_bit_lock` → `prepare_to_wait_exclusive`): a sleeper queues at the tail
+    /// and each unlock hands the page to the next, so readers waiting for a page being
+    /// read in go on in the order they came. 2.5.64's `__lock_page` sleeps like any
+    /// other waiter (`prepare_to_wait`, at the head), so they go on newest first.
+    pub lock_page_exclusive: bool,
 }
 
 /// Page reclaim: who frees pages and when (see `host.rs` `cache_add`, `step_kswapd`).
@@ -139,10 +145,11 @@ impl HostProfile {
             // An estimate for a 2003 X11 desktop at work (the tiobench report was mailed
             // from Mozilla on X11; the X server, window manager, terminal and the
             // benchmark's own code in use); the seed reports give no figure. Results with
-            // 0–16 MiB in docs/workloads.md: claims 1 and 4 of #4 depend on it (with
-            // ext2's colouring, claim 4 holds at 8 MiB of those, claim 1 from 8 MiB up).
+            // 0–16 MiB in docs/workloads.md: claim 4 of #4 depends on it (AS-8192 reads
+            // indirect blocks with 1 MiB or less).
             mapped_bytes: 8 << 20,
             ext2_colour: true,
+            lock_page_exclusive: false,
         }
     }
 
@@ -159,6 +166,7 @@ impl HostProfile {
             // them.
             mapped_bytes: 0,
             ext2_colour: true,
+            lock_page_exclusive: true,
             ..Self::linux_2003(mem_bytes)
         }
     }
