@@ -634,20 +634,49 @@ fn parse_size_f64(s: &str) -> Option<f64> {
     (x.is_finite() && x >= 0.0 && b < u64::MAX as f64).then_some(b)
 }
 
+/// An integer too large (or too small) for 64 bits stops the TOML parser before any field's range is
+/// known. Put the largest (or smallest) 64-bit integer in its place and parse again, so
+/// the error names the field's range, and the text as written.
+fn too_large(src: &str, file: &str, e: &toml::de::Error) -> Option<ProfileError> {
+    let msg = e.message();
+    let start = e.span().filter(|_| msg.contains("too large") || msg.contains("too small"))?.start;
+    // The span marks the literal's first character only.
+    let rest = src.get(start..)?;
+    let len = rest.find(|c: char| !(c.is_ascii_alphanumeric() || "_+-".contains(c))).unwrap_or(rest.len());
+    let lit = &rest[..len];
+    let stand_in = if lit.starts_with('-') { i64::MIN } else { i64::MAX };
+    if lit.is_empty() || lit == stand_in.to_string() {
+        return None;
+    }
+    let again = format!("{}{stand_in}{}", &src[..start], &rest[len..]);
+    let mut e2 = parse_profile(&again, file).err()?;
+    let got = format!("got {stand_in}");
+    e2.msg.contains(&got).then(|| {
+        e2.msg = e2.msg.replace(&got, &format!("got {lit}"));
+        e2
+    })
+}
+
 /// Parse a profile from TOML text; `file` names it in errors.
 pub fn parse_profile(src: &str, file: &str) -> Result<Profile, ProfileError> {
     let cx = Ctx { src, file };
-    let doc: Doc = toml::from_str(src).map_err(|e| {
-        let line = e.span().map(|s| cx.line(s.start)).unwrap_or(0);
-        // Name the key on that line when there is one.
-        let field = e.span().and_then(|s| {
-            let ls = src[..s.start.min(src.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
-            let l = &src[ls..];
-            let l = &l[..l.find('\n').unwrap_or(l.len())];
-            l.split_once('=').map(|(k, _)| k.trim().to_owned()).filter(|k| !k.is_empty() && !k.starts_with('['))
-        });
-        ProfileError { file: file.into(), line, field, msg: e.message().trim().to_owned() }
-    })?;
+    let doc: Doc = match toml::from_str(src) {
+        Ok(doc) => doc,
+        Err(e) => {
+            if let Some(e) = too_large(src, file, &e) {
+                return Err(e);
+            }
+            let line = e.span().map(|s| cx.line(s.start)).unwrap_or(0);
+            // Name the key on that line when there is one.
+            let field = e.span().and_then(|s| {
+                let ls = src[..s.start.min(src.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
+                let l = &src[ls..];
+                let l = &l[..l.find('\n').unwrap_or(l.len())];
+                l.split_once('=').map(|(k, _)| k.trim().to_owned()).filter(|k| !k.is_empty() && !k.starts_with('['))
+            });
+            return Err(ProfileError { file: file.into(), line, field, msg: e.message().trim().to_owned() });
+        }
+    };
     let name =
         cx.string(&doc.name, "name")?.ok_or_else(|| cx.missing("top level", None, "name", "a string"))?.to_owned();
     if name.trim().is_empty() {

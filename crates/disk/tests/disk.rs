@@ -307,6 +307,17 @@ fn profile_errors_name_file_line_field_and_expectation() {
         profile_err(&bad),
         format!("profiles/foo.toml:{}: field `rpm`: expected an integer in 1..=30000, got -5", line_of(&bad, "rpm"))
     );
+    // Beyond 64 bits the TOML parser stops first; the error still gives the field's range.
+    for big in ["99999999999999999999", "-99_999_999_999_999_999_999"] {
+        let bad = good.replace("rpm = 7200", &format!("rpm = {big}"));
+        assert_eq!(
+            profile_err(&bad),
+            format!(
+                "profiles/foo.toml:{}: field `rpm`: expected an integer in 1..=30000, got {big}",
+                line_of(&bad, "rpm")
+            )
+        );
+    }
     let bad = good.replace("average_seek = \"8.9ms\"", "average_seek = \"8.9\"");
     let e = profile_err(&bad);
     assert!(
