@@ -2,6 +2,18 @@
 
 use super::{TempPath, iosched, stderr, stdout};
 
+/// Our average random-write latency (ms) of the repro row `label` at `n` threads.
+fn rand_write_lat(repro: &serde_json::Value, label: &str, n: u64) -> f64 {
+    repro["tiobench"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == label && r["ours"]["phase"] == "rand_write" && r["ours"]["threads"] == n)
+        .unwrap()["ours"]["avg_lat_ms"]
+        .as_f64()
+        .unwrap()
+}
+
 /// The shape points in --quick form (the full run is below). Point 1 (AS ≥ 1.7× deadline
 /// for parallel sequential reads, AS-8192 at platter speed) needs the full run's file
 /// sizes: a quarter-size file set gives each of 64 readers 2 MiB, too little for
@@ -25,14 +37,7 @@ fn repro_quick_shape_points() {
         let c = claims.iter().find(|c| c["id"] == id).unwrap();
         assert!(pass(id), "claim {id} failed: {}", c["figures"]);
     }
-    let rows = v["tiobench"].as_array().unwrap();
-    let rand_write_lat = |label: &str, n: u64| {
-        rows.iter()
-            .find(|r| r["label"] == label && r["ours"]["phase"] == "rand_write" && r["ours"]["threads"] == n)
-            .unwrap()["ours"]["avg_lat_ms"]
-            .as_f64()
-            .unwrap()
-    };
+    let rand_write_lat = |label: &str, n: u64| rand_write_lat(&v, label, n);
     for n in [16, 32, 64] {
         let a8 = rand_write_lat("Antsched-8192", n);
         let (d, a) = (rand_write_lat("Deadline", n), rand_write_lat("Antsched", n));
@@ -73,16 +78,7 @@ fn repro_full_claims() {
         let c = claims.iter().find(|c| c["id"] == id).unwrap();
         assert_eq!(c["pass"], true, "claim {id} failed: {}", c["figures"]);
     }
-    let rand_write_lat = |label: &str, n: u64| {
-        v["tiobench"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["label"] == label && r["ours"]["phase"] == "rand_write" && r["ours"]["threads"] == n)
-            .unwrap()["ours"]["avg_lat_ms"]
-            .as_f64()
-            .unwrap()
-    };
+    let rand_write_lat = |label: &str, n: u64| rand_write_lat(&v, label, n);
     // A write call that never waits costs ~15 µs of CPU on the PIII.
     for n in [32, 64, 128] {
         let a8 = rand_write_lat("Antsched-8192", n);
