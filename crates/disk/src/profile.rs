@@ -634,9 +634,9 @@ fn parse_size_f64(s: &str) -> Option<f64> {
     (x.is_finite() && x >= 0.0 && b < u64::MAX as f64).then_some(b)
 }
 
-/// An integer too large (or too small) for 64 bits stops the TOML parser before any field's range is
-/// known. Put the largest (or smallest) 64-bit integer in its place and parse again, so
-/// the error names the field's range, and the text as written.
+/// An integer too large (or too small) for 64 bits stops the TOML parser before any
+/// field's range is known. Put the largest (or smallest) 64-bit integer in its place and
+/// parse again, so the error names the field's range, and the text as written.
 fn too_large(src: &str, file: &str, e: &toml::de::Error) -> Option<ProfileError> {
     let msg = e.message();
     let start = e.span().filter(|_| msg.contains("too large") || msg.contains("too small"))?.start;

@@ -922,10 +922,10 @@ impl Sim {
     }
 
     /// `wake_up` on a wait queue whose sleepers queued themselves in `ws`'s order. They
-    /// are woken newest first, as in 2.5.64: `prepare_to_wait` and `add_wait_queue` put a
-    /// non-exclusive sleeper at the head of the queue (`__add_wait_queue` → `list_add`)
-    /// and `__wake_up_common` walks from the head. Tasks of equal priority then run in
-    /// that order.
+    /// are woken newest first, as in 2.5.64 and 2.6.20: `prepare_to_wait` and
+    /// `add_wait_queue` put a non-exclusive sleeper at the head of the queue
+    /// (`__add_wait_queue` → `list_add`) and `__wake_up_common` walks from the head. Tasks
+    /// of equal priority then run in that order.
     fn wake_all(&mut self, ws: Vec<TaskId>) {
         for w in ws.into_iter().rev() {
             self.wake(w);

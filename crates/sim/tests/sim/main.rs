@@ -436,3 +436,44 @@ fn direct_reclaim_that_meets_dirty_pages_wakes_pdflush_on_2_5() {
     assert!(by_pdflush > 0, "{wakeups} wakeups, but pdflush queued no write");
     assert_eq!(run(0), (0, 0), "clean pages alone never leave a pass short, and nothing is written");
 }
+
+/// Three tasks read the same page; the first one's read brings it in while the other two
+/// wait for it. 2.5.64 wakes a wait queue's sleepers newest first (each `prepare_to_wait`
+/// adds at the head), so the last to wait runs first; 2.6.20's `lock_page` queues
+/// exclusively at the tail, so they run in the order they came.
+#[test]
+fn waiters_for_a_page_wake_newest_first_on_2_5_and_in_order_on_2_6() {
+    let order = |host: HostProfile| {
+        let mut s = sim_on(host, false, false);
+        let d = s.fs.mkdir(s.fs.root(), "d");
+        let f = s.fs.create_with_size(d, "f", 4096);
+        let done = Rc::new(RefCell::new(Vec::new()));
+        let mut tasks = Vec::new();
+        for i in 0..3 {
+            let done = done.clone();
+            let mut step = 0;
+            let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp {
+                step += 1;
+                match step {
+                    1 => SysOp::Open { file: f },
+                    2 => SysOp::Read { file: f, offset: 0, len: 4096 },
+                    3 => {
+                        done.borrow_mut().push(i);
+                        SysOp::Exit
+                    }
+                    _ => SysOp::Exit,
+                }
+            };
+            let t = s.spawn(format!("reader{i}"), Box::new(prog), IoPrio::NONE);
+            s.watch(t);
+            tasks.push(t);
+        }
+        let mut q = queue("deadline");
+        host::run(&mut s, &mut q);
+        assert!(tasks.iter().all(|&t| s.task_exited(t)));
+        let v = done.borrow().clone();
+        v
+    };
+    assert_eq!(order(HostProfile::linux_2003(64 << 20)), [2, 1, 0]);
+    assert_eq!(order(HostProfile::linux_2007(64 << 20)), [0, 1, 2]);
+}
