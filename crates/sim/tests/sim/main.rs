@@ -471,8 +471,7 @@ fn waiters_for_a_page_wake_newest_first_on_2_5_and_in_order_on_2_6() {
         let mut q = queue("deadline");
         host::run(&mut s, &mut q);
         assert!(tasks.iter().all(|&t| s.task_exited(t)));
-        let v = done.borrow().clone();
-        v
+        done.take()
     };
     assert_eq!(order(HostProfile::linux_2003(64 << 20)), [2, 1, 0]);
     assert_eq!(order(HostProfile::linux_2007(64 << 20)), [0, 1, 2]);
