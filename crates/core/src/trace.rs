@@ -294,7 +294,9 @@ fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
             let status = if s == "ok" {
                 Status::Ok
             } else if let Some(e) = s.strip_prefix("err=") {
-                Status::Error(e.parse().map_err(|_| err("status", "expected err=N".into()))?)
+                // An errno, as the kernel's completions carry it (negated there).
+                let bad = || err("status", format!("expected err=N with an errno N in 1..=4095, got `{s}`"));
+                Status::Error(e.parse().ok().filter(|e| (1..=4095).contains(e)).ok_or_else(bad)?)
             } else if let Some(b) = s.strip_prefix("short=") {
                 Status::Short(b.parse().map_err(|_| err("status", "expected short=BYTES".into()))?)
             } else {
@@ -444,6 +446,13 @@ mod tests {
         // Other comments may repeat, and a comment may follow the version.
         Trace::parse("# iosched trace v1 (from host A)\n# note a\n# note b\n# iosched traces are text\n10 U\n")
             .unwrap();
+        // err= carries an errno, as the runtime records it.
+        for bad in ["err=0", "err=-5", "err=4096", "err=EIO"] {
+            let e = parse(&format!("10 C 1 {bad}\n")).unwrap_err();
+            assert_eq!((e.line, e.field), (2, "status"), "{e}");
+            assert!(e.to_string().contains("errno N in 1..=4095"), "{e}");
+        }
+        parse("10 C 1 err=5\n").unwrap();
         let e = parse("10 C 1 ok junk\n").unwrap_err();
         assert_eq!((e.line, e.field), (2, "record"), "{e}");
         let e = parse("10 X 1 2\n").unwrap_err();
