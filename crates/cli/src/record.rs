@@ -1,7 +1,7 @@
 //! `--record FILE`: where queue-input traces go, for the real runtime and the simulated
 //! benchmarks alike (`iosched replay` reads them).
 
-use iosched_core::trace::{HEADER, Trace};
+use iosched_core::trace::{self, HEADER, Trace};
 use std::path::{Path, PathBuf};
 
 /// `--record`, if given, checked before anything runs (`runs` of them): whether to keep
@@ -50,10 +50,7 @@ fn may_write(p: &Path) -> Result<(), String> {
     // As `Trace::parse` takes it: blank lines, then `# iosched trace v…`.
     let mut head = Vec::new();
     let _ = f.by_ref().take(4096).read_to_end(&mut head);
-    let ours = String::from_utf8_lossy(&head)
-        .trim_start()
-        .strip_prefix('#')
-        .is_some_and(|h| h.trim_start().starts_with("iosched trace v"));
+    let ours = String::from_utf8_lossy(&head).lines().find(|l| !l.trim().is_empty()).is_some_and(trace::is_header);
     if !ours {
         return Err(format!(
             "--record {}: the file exists and is not an iosched trace (its first line is not \

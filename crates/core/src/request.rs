@@ -233,3 +233,16 @@ pub enum Status {
     /// Fewer bytes than asked were transferred.
     Short(u32),
 }
+
+impl Status {
+    /// A failed completion as traces and scenario scripts write it, `err=N`: N must be an
+    /// errno (1..=4095, Linux's `MAX_ERRNO`), as the kernel's completions carry it
+    /// (negated there) and the runtime records it.
+    pub fn parse_err(word: &str) -> Result<Status, String> {
+        word.strip_prefix("err=")
+            .and_then(|e| e.parse().ok())
+            .filter(|e| (1..=4095).contains(e))
+            .map(Status::Error)
+            .ok_or_else(|| format!("expected err=N with an errno N in 1..=4095, got `{word}`"))
+    }
+}

@@ -30,6 +30,13 @@ use std::fmt;
 /// The first line of every trace; [`Trace::parse`] requires it (before it only blank lines).
 pub const HEADER: &str = "# iosched trace v1";
 
+/// Whether `line` is a trace header of some version (`# iosched trace vN`, spaces allowed
+/// around `#`): what makes a text a trace, for [`Trace::parse`] and for whoever must not
+/// overwrite anything else.
+pub fn is_header(line: &str) -> bool {
+    line.trim().strip_prefix('#').is_some_and(|h| h.trim_start().starts_with("iosched trace v"))
+}
+
 /// One line of a trace.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Record {
@@ -167,7 +174,7 @@ impl Trace {
             // The header first: a file without it is not a trace (and replaying, say, an
             // empty log would prove nothing).
             if !header_seen {
-                if !line.starts_with('#') || !line[1..].trim().starts_with("iosched trace v") {
+                if !is_header(line) {
                     let message = format!("expected the first line to be `{HEADER}`: this is not an iosched trace");
                     return Err(ParseError { line: n, field: "header", message });
                 }
@@ -293,10 +300,8 @@ fn parse_record(line: &str, n: usize) -> Result<Record, ParseError> {
             let s = it.next().ok_or_else(|| err("status", "missing".into()))?;
             let status = if s == "ok" {
                 Status::Ok
-            } else if let Some(e) = s.strip_prefix("err=") {
-                // An errno, as the kernel's completions carry it (negated there).
-                let bad = || err("status", format!("expected err=N with an errno N in 1..=4095, got `{s}`"));
-                Status::Error(e.parse().ok().filter(|e| (1..=4095).contains(e)).ok_or_else(bad)?)
+            } else if s.starts_with("err=") {
+                Status::parse_err(s).map_err(|m| err("status", m))?
             } else if let Some(b) = s.strip_prefix("short=") {
                 Status::Short(b.parse().map_err(|_| err("status", "expected short=BYTES".into()))?)
             } else {

@@ -209,12 +209,10 @@ impl Runner {
                 let id = self.id(name)?;
                 let status = match words.get(2) {
                     None => Status::Ok,
-                    Some(s) => {
-                        match s.strip_prefix("err=").and_then(|e| e.parse().ok()).filter(|e| (1..=4095).contains(e)) {
-                            Some(e) => Status::Error(e),
-                            None => return self.err(format!("expected err=N with an errno N in 1..=4095, got `{s}`")),
-                        }
-                    }
+                    Some(s) => match Status::parse_err(s) {
+                        Ok(st) => st,
+                        Err(m) => return self.err(m),
+                    },
                 };
                 let now = self.now;
                 if !self.q()?.is_in_flight(id) {
