@@ -11,7 +11,7 @@
 //! # sched as:antic_expire=6
 //! 1000000 A 17 read 2048+8 s prio=none owner=3      arrival (flags: s sync, m meta, - none)
 //! 1000000 D 17                                       dispatched to the device (output)
-//! 9000000 C 17 ok                                    completion (ok | err=EIO-number | short=BYTES)
+//! 9000000 C 17 ok                                    completion (ok | err=ERRNO, 1..=4095 | short=BYTES)
 //! 9000000 R 17                                       requeue
 //! 9000000 U                                          unplug
 //! 9000000 X 3                                        owner 3 exited
