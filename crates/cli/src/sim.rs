@@ -398,8 +398,8 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
 pub struct ReproArgs {
     /// Smaller runs with the same shape checks, for CI: tiobench with 16/32/64 threads
     /// (half), a quarter of the memory and file set, a quarter of the kernel tree. Claim 1
-    /// does not hold at these sizes (so --quick --strict exits 1), nor claims 3 and 4 at
-    /// some seeds; claim 7 needs the full run's thread counts and is left out.
+    /// does not hold at these sizes (so --quick --strict exits 1), nor claim 4 at some
+    /// seeds; claim 7 needs the full run's thread counts and is left out.
     #[arg(long)]
     pub quick: bool,
     /// The whole report as one JSON object.

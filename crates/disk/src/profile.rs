@@ -328,6 +328,7 @@ struct CacheRaw {
     write_cache: F,
     write_segments: F,
     destage_high_water: F,
+    destage_extents: F,
     read_hits_on_write_data: F,
     combine_sequential_writes: F,
 }
@@ -1127,6 +1128,7 @@ fn hdd(cx: &Ctx, doc: &Doc, name: &str) -> Result<HddParams, ProfileError> {
         read_hits_on_write_data: cx.boolean(&k.read_hits_on_write_data, "read_hits_on_write_data", true)?,
         immed_transfer_partial_hit: true,
         destage_high_water: cx.float(&k.destage_high_water, "destage_high_water", 0.0, 1.0, 0.75)?,
+        destage_extents: cx.boolean(&k.destage_extents, "destage_extents", true)?,
     };
     Ok(HddParams {
         name: name.to_owned(),

@@ -528,6 +528,44 @@ fn write_cache_completes_on_transfer_and_flush_waits_for_the_media() {
 }
 
 #[test]
+fn abutting_cached_writes_are_destaged_as_one_ascending_extent() {
+    // An elevator that walks a file backwards sends 124 KiB writes in descending order.
+    // With `destage_extents` the drive writes the extent they form from its lowest block
+    // up; written one by one in arrival order, each write starts just behind the last one
+    // and waits most of a revolution for its first sector.
+    let p = load_profile("ide-2003").unwrap();
+    let flush_at = |extents: bool| {
+        let mut params = (*hdd_params(&p)).clone();
+        params.cache.destage_extents = extents;
+        let mut d = Hdd::new(Arc::new(params), 1);
+        let mut now = Instant::ZERO;
+        let submit = |d: &mut Hdd, now: Instant, cmd: DiskCommand| {
+            d.submit(now, cmd);
+            loop {
+                let t = d.poll_timeout().unwrap();
+                if let Some(c) = d.poll_completion(t) {
+                    assert_eq!(c.id, cmd.id);
+                    return c.at;
+                }
+            }
+        };
+        for i in 0..6u64 {
+            let w = DiskCommand { id: i, op: Op::Write, sector: 2_000_000 - (i + 1) * 248, len_sectors: 248 };
+            now = submit(&mut d, now, w);
+        }
+        let start = now;
+        let f = submit(&mut d, now, DiskCommand { id: 9, op: Op::Flush, sector: 0, len_sectors: 0 });
+        (f.as_nanos() - start.as_nanos()) as f64 / 1e6
+    };
+    let (one_pass, one_by_one) = (flush_at(true), flush_at(false));
+    // The first write is destaged alone while the others arrive (the drive is idle between
+    // commands); the other five (1240 sectors on 527-sector tracks) then take one pass:
+    // 34 ms in all, against 66 ms one by one (2026-12-01).
+    assert!(one_pass < 40.0, "one ascending pass, got {one_pass:.1} ms");
+    assert!(one_by_one > one_pass + 20.0, "one by one {one_by_one:.1} ms vs one pass {one_pass:.1} ms");
+}
+
+#[test]
 fn read_ahead_turns_sequential_reads_into_hits_and_yields_to_new_commands() {
     let p = load_profile("ide-2003").unwrap();
     let mut d = p.build(1);

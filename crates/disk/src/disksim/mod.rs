@@ -398,6 +398,8 @@ pub fn disk_params(d: &Block, bus_read_ms: f64, bus_write_ms: f64) -> Result<Hdd
         // DiskSim starts destaging a fast write at once and reads wait for it; with
         // reads never preferred over dirty data the two agree at light load.
         destage_high_water: 1.0,
+        // DiskSim destages each write as it came; it has no extents to order.
+        destage_extents: false,
     };
     let queue_depth = d.int_or("Max queue length", 1, 1 << 16, 1)? as u32;
     let queue_policy = match d.get("Scheduler") {

@@ -965,7 +965,7 @@ impl Hdd {
                 || collision
                 || dirty_blocks as f64 > c.destage_high_water * cap as f64);
         let choice = if destage_first {
-            Err(self.pick_destage(&dirty, h))
+            Err(self.extent_start(&dirty, self.pick_destage(&dirty, h)))
         } else if ready_cmds.is_empty() {
             Ok(None)
         } else {
@@ -1058,6 +1058,19 @@ impl Hdd {
                 .min_by_key(|&&i| (self.positioning(h, self.segs[i].dirty_from, true, t), self.segs[i].dirty_since, i))
                 .unwrap(),
         }
+    }
+
+    /// With `destage_extents`, the segment holding the lowest block of the contiguous dirty
+    /// extent that `s` belongs to (else `s`). Each later pick walks down the same extent
+    /// again, so an extent goes to the media in one ascending pass: writes the host sent
+    /// in descending order (an elevator walking a file backwards) cost no revolution each.
+    fn extent_start(&self, dirty: &[usize], mut s: usize) -> usize {
+        if self.p.cache.destage_extents {
+            while let Some(&below) = dirty.iter().find(|&&j| self.segs[j].end == self.segs[s].dirty_from) {
+                s = below;
+            }
+        }
+        s
     }
 
     /// Write the dirty part of segment `s` to the media, starting no earlier than `t`

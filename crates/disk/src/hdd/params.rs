@@ -198,6 +198,13 @@ pub struct Cache {
     /// Write-back extension (not in DiskSim): when dirty blocks exceed this fraction of
     /// the write space, destaging takes priority over reads. 1.0 = reads always first.
     pub destage_high_water: f64,
+    /// Write-back extension (not in DiskSim): the destage of a segment starts from the
+    /// lowest block of the contiguous dirty extent the segment belongs to, so writes that
+    /// abut in the buffer go to the media in ascending order whatever order they came in
+    /// (reference disk.md §4.6: destage "ordered by SPTF/elevator among dirty extents";
+    /// Maxtor's "write cache stacking … may reorder write commands"). Off = the chosen
+    /// segment alone.
+    pub destage_extents: bool,
 }
 
 /// How the drive orders the commands in its queue (tagged / native command queueing).
