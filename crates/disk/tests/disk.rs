@@ -353,6 +353,13 @@ fn profile_errors_name_file_line_field_and_expectation() {
     assert!(profile_err(&bad).contains("field `read_ahead`: expected one of \"none\", \"track\", \"cylinder\", \"segment\", \"one-track\", got \"lots\""));
     let bad = good.replace("destage_high_water = 0.75", "destage_high_water = 1.5");
     assert!(profile_err(&bad).contains("field `destage_high_water`: expected a number in 0..=1, got 1.5"));
+    let bad = good.replace("destage_extents = true", "destage_extents = 1");
+    let e = profile_err(&bad);
+    assert!(
+        e.starts_with(&format!("profiles/foo.toml:{}:", line_of(&bad, "destage_extents")))
+            && e.contains("field `destage_extents`: expected true or false, got 1"),
+        "{e}"
+    );
     let bad = good.replace("average_seek = \"8.9ms\"", "average_seek = \"30ms\"");
     assert!(
         profile_err(&bad)
