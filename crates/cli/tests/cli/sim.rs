@@ -19,8 +19,8 @@ fn rand_write_lat(repro: &serde_json::Value, label: &str, n: u64) -> f64 {
 /// sizes: a quarter-size file set gives each of 64 readers 2 MiB, too little for
 /// anticipation to pay off in the same proportion, so `--strict` exits 1 here and says
 /// which claim failed. Point 4's 10× margin varies with the seed, more on the quarter-size
-/// machine than on the full one: it holds at six of seeds 1–8 (at seeds 3 and 5 AS's
-/// 128-slot writers hardly wait at one thread count); what holds at all eight is that
+/// machine than on the full one: it holds at six of seeds 1–8 (at seeds 3 and 5
+/// AS-8192's own writes wait a little at one thread count); what holds at all eight is that
 /// AS-8192's writes are the fastest, checked below. The rest must hold here, at seed 1.
 #[test]
 fn repro_quick_shape_points() {
