@@ -287,23 +287,21 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     };
     let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (num, unit) = t.split_at(digits);
+    let unit = unit.trim_start();
     if num.is_empty() {
         return Err(bad());
     }
-    let mult: u64 = match unit.trim_start().to_ascii_lowercase().as_str() {
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kib" => 1 << 10,
         "m" | "mib" => 1 << 20,
         "g" | "gib" => 1 << 30,
         "t" | "tib" => 1 << 40,
-        u @ ("kb" | "mb" | "gb" | "tb") => {
-            let bin = &unit.trim_start()[..1];
+        "kb" | "mb" | "gb" | "tb" => {
+            let bin = unit[..1].to_ascii_uppercase();
             return Err(format!(
-                "bad size `{t}`: `{}` is ambiguous here; the command line's units are binary: write \
-                 {num}{} or {num}{}iB",
-                &unit.trim_start()[..u.len()],
-                bin.to_ascii_uppercase(),
-                bin.to_ascii_uppercase()
+                "bad size `{t}`: `{unit}` is ambiguous here; the command line's units are binary: write \
+                 {num}{bin} or {num}{bin}iB"
             ));
         }
         _ => return Err(bad()),
