@@ -21,9 +21,13 @@ impl Drop for TempDir {
     }
 }
 
-/// Whether we run as root (loop devices, mounts).
-pub fn is_root() -> bool {
-    std::process::Command::new("id").arg("-u").output().map(|o| o.stdout == b"0\n").unwrap_or(false)
+/// Options for `sched` on the io_uring backend, asked for by name: a test that runs on
+/// these declares `Need::IoUring`, so a host without io_uring skips it visibly (or fails
+/// it under `IOSCHED_TEST_REQUIRE`) instead of passing on the thread pool.
+pub fn options(sched: &str) -> iosched_rt::Options {
+    let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse(sched).unwrap());
+    o.backend = iosched_rt::BackendChoice::IoUring;
+    o
 }
 
 pub const SCHEDULERS: &[&str] = &["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber", "bfq"];

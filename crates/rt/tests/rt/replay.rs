@@ -5,11 +5,11 @@
 use crate::common::*;
 use iosched_core::trace::{Trace, replay};
 use iosched_policies::SchedSpec;
-use iosched_rt::{IoBuf, Options, Target};
+use iosched_rt::{IoBuf, Target};
 
 fn record(sched: &str) -> Trace {
     let dir = TempDir::new(&format!("replay-{sched}"));
-    let mut o = Options::new(SchedSpec::parse(sched).unwrap());
+    let mut o = options(sched);
     o.size = Some(16 << 20);
     o.record = true;
     // A real, slow-ish device makes the scheduler's choices (anticipation, slices) matter.
@@ -51,8 +51,7 @@ fn record(sched: &str) -> Trace {
     rep.trace.expect("recording")
 }
 
-#[test]
-fn recordings_replay_identically_for_every_scheduler() {
+pub fn recordings_replay_identically_for_every_scheduler() {
     assert_every_scheduler_listed();
     for sched in SCHEDULERS {
         let trace = record(sched);
@@ -74,8 +73,7 @@ fn recordings_replay_identically_for_every_scheduler() {
 
 /// The acceptance point in miniature: with an emulated 2003 IDE disk, parallel
 /// sequential readers get far more from AS (anticipation) than from deadline.
-#[test]
-fn emulated_ide_disk_shows_anticipation_winning_on_parallel_sequential_reads() {
+pub fn emulated_ide_disk_shows_anticipation_winning_on_parallel_sequential_reads() {
     use iosched_rt::workload::{Control, Ended, tiobench};
     use iosched_workloads::tiobench_report::Phase;
     let dir = TempDir::new("as-vs-deadline");
@@ -91,7 +89,7 @@ fn emulated_ide_disk_shows_anticipation_winning_on_parallel_sequential_reads() {
     };
     let mut rate = Vec::new();
     for sched in ["deadline", "as"] {
-        let mut o = Options::new(SchedSpec::parse(sched).unwrap());
+        let mut o = options(sched);
         o.emulate = Some("ide-2003".into());
         let run = tiobench::run(&dir.path("t"), o, &cfg, &Control::default()).unwrap();
         assert_eq!(run.ended, Ended::Complete);

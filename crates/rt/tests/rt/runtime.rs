@@ -1,15 +1,14 @@
-//! The runtime on a plain temp file, through whichever backend works (and through the
-//! thread pool explicitly): reads see what writes wrote, under every scheduler, with
+//! The runtime on a plain temp file, through io_uring (and through the thread pool
+//! explicitly): reads see what writes wrote, under every scheduler, with
 //! many owners, merges and reordering.
 
 use crate::common::*;
 use iosched_core::Op;
-use iosched_policies::SchedSpec;
 use iosched_rt::{BackendChoice, IoBuf, IoError, Options, Target};
 use std::sync::{Arc, Mutex};
 
 fn opts(sched: &str, backend: BackendChoice) -> Options {
-    let mut o = Options::new(SchedSpec::parse(sched).unwrap());
+    let mut o = options(sched);
     o.size = Some(8 << 20);
     o.verify = true;
     o.backend = backend;
@@ -57,23 +56,20 @@ fn mixed(sched: &str, backend: BackendChoice) {
     assert!(rep.dispatched <= rep.requests);
 }
 
-#[test]
-fn every_scheduler_reads_back_what_it_wrote() {
+pub fn every_scheduler_reads_back_what_it_wrote() {
     for s in SCHEDULERS {
-        mixed(s, BackendChoice::Auto);
+        mixed(s, BackendChoice::IoUring);
     }
 }
 
-#[test]
-fn thread_pool_backend_works_too() {
+pub fn thread_pool_backend_works_too() {
     mixed("deadline", BackendChoice::Threads);
     mixed("as", BackendChoice::Threads);
 }
 
-#[test]
-fn callbacks_complete_and_return_buffers() {
+pub fn callbacks_complete_and_return_buffers() {
     let dir = TempDir::new("callbacks");
-    let mut o = opts("noop", BackendChoice::Auto);
+    let mut o = opts("noop", BackendChoice::IoUring);
     o.verify = false;
     let t = Target::open(dir.path("t"), o).unwrap();
     let h = t.handle();
@@ -105,10 +101,9 @@ fn callbacks_complete_and_return_buffers() {
 /// The dispatcher sleeps whenever it has nothing to do; a client's message must always
 /// wake it. Many threads, tiny requests, irregular pauses — under a watchdog, so a lost
 /// wake-up fails the test instead of hanging it.
-#[test]
-fn wakeups_are_never_lost() {
+pub fn wakeups_are_never_lost() {
     // Three rounds per backend: a lost wake-up is a race, caught by repetition.
-    let rounds = [BackendChoice::Auto, BackendChoice::Auto, BackendChoice::Auto, BackendChoice::Threads];
+    let rounds = [BackendChoice::IoUring, BackendChoice::IoUring, BackendChoice::IoUring, BackendChoice::Threads];
     for (round, backend) in rounds.into_iter().enumerate() {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -156,7 +151,7 @@ fn best_effort_reads_before_rt_done(sched: &str) -> usize {
     use iosched_core::{IoPrio, Owner};
     use std::time::Instant;
     let dir = TempDir::new(&format!("prio-{sched}"));
-    let mut o = Options::new(SchedSpec::parse(&format!("{sched}:plugging=0")).unwrap());
+    let mut o = options(&format!("{sched}:plugging=0"));
     o.size = Some(64 << 20);
     o.emulate = Some("ide-2003".into());
     let t = Target::open(dir.path("t"), o).unwrap();
@@ -189,8 +184,7 @@ fn best_effort_reads_before_rt_done(sched: &str) -> usize {
     done.iter().filter(|d| !d.0).flat_map(|d| d.1.iter()).filter(|&&t| t < rt_end).count()
 }
 
-#[test]
-fn mq_deadline_serves_real_time_readers_first_on_real_io() {
+pub fn mq_deadline_serves_real_time_readers_first_on_real_io() {
     let mq = best_effort_reads_before_rt_done("mq-deadline");
     let dl = best_effort_reads_before_rt_done("deadline");
     eprintln!("best-effort reads done while real-time readers ran: mq-deadline {mq} of 20, deadline {dl} of 20");
@@ -204,12 +198,11 @@ fn mq_deadline_serves_real_time_readers_first_on_real_io() {
 /// arrival, up to the final drain, when nothing is resubmitted. Handling a whole
 /// batch of completions first kept those requests from the device (noop reached 93 % of
 /// fio's IOPS that way, 98 % with this order).
-#[test]
-fn a_callbacks_next_request_goes_ahead_of_waiting_completions() {
+pub fn a_callbacks_next_request_goes_ahead_of_waiting_completions() {
     use iosched_core::trace::Record;
     use iosched_rt::workload::{Control, fio_like};
     let dir = TempDir::new("resubmit");
-    let mut o = Options::new(SchedSpec::parse("noop").unwrap());
+    let mut o = options("noop");
     o.record = true;
     let iodepth = 16;
     let cfg = fio_like::Config {
@@ -242,12 +235,11 @@ fn a_callbacks_next_request_goes_ahead_of_waiting_completions() {
 /// `randrw`: reads and writes mixed in the proportion asked, each direction counted and
 /// timed apart and adding up to the whole; under `--verify` every read of a block written
 /// in the run sees the last write, whatever the scheduler reorders.
-#[test]
-fn randrw_mixes_reads_and_writes_as_asked() {
+pub fn randrw_mixes_reads_and_writes_as_asked() {
     use iosched_rt::workload::{Control, Ended, fio_like};
     for sched in ["deadline", "as", "cfq"] {
         let dir = TempDir::new("randrw");
-        let mut o = Options::new(SchedSpec::parse(sched).unwrap());
+        let mut o = options(sched);
         o.verify = true;
         let cfg = fio_like::Config {
             rw: fio_like::Rw::RandRw,
@@ -285,7 +277,7 @@ fn randrw_mixes_reads_and_writes_as_asked() {
         rwmixread: 100,
         prios: Vec::new(),
     };
-    let o = || Options::new(SchedSpec::parse("noop").unwrap());
+    let o = || options("noop");
     let (res, _) = fio_like::run(&dir.path("a"), o(), &cfg, &Control::default()).unwrap();
     assert_eq!((res.read.total_ios, res.write.total_ios), (256, 0));
     cfg.rwmixread = 0;
