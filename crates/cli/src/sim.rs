@@ -398,8 +398,9 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
 pub struct ReproArgs {
     /// Smaller runs with the same shape checks, for CI: tiobench with 16/32/64 threads
     /// (half), a quarter of the memory and file set, a quarter of the kernel tree. Claim 1
-    /// does not hold at these sizes (so --quick --strict exits 1), nor claim 4 at some
-    /// seeds; claim 7 needs the full run's thread counts and is left out.
+    /// does not hold at these sizes (so --quick --strict exits 1), nor claim 6's order
+    /// (as in the full run), nor claim 4 at some seeds; claim 7 needs the full run's
+    /// thread counts and is left out.
     #[arg(long)]
     pub quick: bool,
     /// The whole report as one JSON object.
@@ -412,11 +413,34 @@ pub struct ReproArgs {
     /// it a FAIL is a finding, not an error: the exit status is 0.
     #[arg(long)]
     pub strict: bool,
+    /// For sensitivity studies: the tiobench machine's disk, a built-in profile or a
+    /// profile file, in place of ide-2003. The claims are still judged against the seed.
+    #[arg(long, value_name = "PROFILE")]
+    pub tiobench_disk: Option<String>,
+    /// For sensitivity studies: the read-many machine's disk in place of ide-2003-fast.
+    #[arg(long, value_name = "PROFILE")]
+    pub readmany_disk: Option<String>,
+    /// For sensitivity studies: both machines' mapped page-cache memory (bytes, with a
+    /// binary unit: 8M) in place of the host profile's 8 MiB.
+    #[arg(long, value_name = "SIZE")]
+    pub mapped: Option<String>,
 }
 
 pub fn repro(a: ReproArgs) -> Result<(), String> {
+    let check_disk = |opt: &str, d: &Option<String>| match d {
+        Some(d) => iosched_disk::profile::load_profile(d).map(|_| ()).map_err(|e| format!("{opt} {e}")),
+        None => Ok(()),
+    };
+    check_disk("--tiobench-disk", &a.tiobench_disk)?;
+    check_disk("--readmany-disk", &a.readmany_disk)?;
+    let mapped_bytes = match a.mapped.as_deref() {
+        Some(s) => Some(parse_size(s).map_err(|e| format!("--mapped: {e}"))?),
+        None => None,
+    };
+    let overrides =
+        repro::ReproOverrides { tiobench_disk: a.tiobench_disk, readmany_disk: a.readmany_disk, mapped_bytes };
     let p = Progress::new("repro");
-    let cfg = ReproConfig { quick: a.quick, seed: a.seed };
+    let cfg = ReproConfig { quick: a.quick, seed: a.seed, overrides };
     let report = repro::run(&cfg, &|d, t, what| p.tick(d, t, what))?;
     p.finish();
     if a.json {

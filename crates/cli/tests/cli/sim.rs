@@ -14,27 +14,70 @@ fn rand_write_lat(repro: &serde_json::Value, label: &str, n: u64) -> f64 {
         .unwrap()
 }
 
+/// Claims 1 and 6 judged again from the report's own data, so that their verdicts are
+/// checked against what the seed says whichever way they come out: claim 1's platter half
+/// on what the device read (not tiobench's rate, part of which the cache served), claim
+/// 6's order under the streaming write (the seed's deadline, 7 m 27 s, before its first
+/// CFQ, 9 m 55 s). Returns (claim 1's platter half holds, claim 6's order holds).
+fn recheck_claims_1_and_6(v: &serde_json::Value) -> (bool, bool) {
+    let claims = v["claims"].as_array().unwrap();
+    let claim = |id: u64| claims.iter().find(|c| c["id"] == id).unwrap();
+    let mid = v["setup"]["tiobench_threads"][1].as_u64().unwrap();
+    let row = v["tiobench"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "Antsched-8192" && r["ours"]["phase"] == "seq_read" && r["ours"]["threads"] == mid)
+        .unwrap();
+    let o = &row["ours"];
+    let device =
+        o["device_read_mib"].as_f64().unwrap() * o["rate_mb_s"].as_f64().unwrap() / o["file_size_mb"].as_f64().unwrap();
+    let disk = v["disk_sustained_mib_s"].as_f64().unwrap();
+    let platter = (device - disk).abs() <= 0.15 * disk;
+    let f1 = claim(1)["figures"].as_str().unwrap();
+    assert!(f1.contains(&format!("device {device:.1} MiB/s vs disk {disk:.1}")), "{f1}");
+    if !platter {
+        assert_eq!(claim(1)["pass"], false, "claim 1 passed with the device at {device:.1} of {disk:.1}: {f1}");
+    }
+    let rm = v["readmany"].as_array().unwrap();
+    let loaded = |s: &str| {
+        rm.iter().find(|r| r["scheduler"] == s && r["background"] == "stream-write").unwrap()["elapsed_s"]
+            .as_f64()
+            .unwrap()
+    };
+    let order = loaded("deadline") < loaded("cfq-v1");
+    if !order {
+        assert_eq!(claim(6)["pass"], false, "claim 6 passed with deadline after cfq-v1: {}", claim(6)["figures"]);
+        assert!(claim(6)["figures"].as_str().unwrap().contains("not before cfq-v1"), "{}", claim(6)["figures"]);
+    }
+    (platter, order)
+}
+
 /// The shape points in --quick form (the full run is below). Point 1 (AS ≥ 1.7× deadline
-/// for parallel sequential reads, AS-8192 at platter speed) needs the full run's file
-/// sizes: a quarter-size file set gives each of 64 readers 2 MiB, too little for
-/// anticipation to pay off in the same proportion, so `--strict` exits 1 here and says
-/// which claim failed. Point 4's 10× margin varies with the seed, more on the quarter-size
-/// machine than on the full one: it holds at six of seeds 1–8 (at seeds 3 and 5
-/// AS-8192's own writes wait a little at one thread count); what holds at all eight is that
-/// AS-8192's writes are the fastest, checked below. The rest must hold here, at seed 1.
+/// for parallel sequential reads, AS-8192's device at platter speed) needs the full run's
+/// file sizes: a quarter-size file set gives each of 64 readers 2 MiB, too little for
+/// anticipation to pay off in the same proportion. Point 4's 10× margin varies with the
+/// seed, more on the quarter-size machine than on the full one (docs/workloads.md); what
+/// holds at every seed is that AS-8192's writes are the fastest, checked below. Claims
+/// 2–5 must hold here, at seed 1; claims 1 and 6 are judged again from the data.
 #[test]
 fn repro_quick_shape_points() {
     let o = iosched(&["repro", "--quick", "--json", "--strict"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(stderr(&o).contains("--strict: claim(s) 1 failed (seed 1)"), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["quick"], true);
     assert_eq!(v["seed"], 1);
     let claims = v["claims"].as_array().unwrap();
     let pass = |id: u64| claims.iter().find(|c| c["id"] == id).unwrap()["pass"].as_bool().unwrap();
-    for id in [2, 3, 4, 5, 6] {
+    for id in [2, 3, 4, 5] {
         let c = claims.iter().find(|c| c["id"] == id).unwrap();
         assert!(pass(id), "claim {id} failed: {}", c["figures"]);
+    }
+    recheck_claims_1_and_6(&v);
+    let failed: Vec<String> = claims.iter().filter(|c| c["pass"] == false).map(|c| c["id"].to_string()).collect();
+    assert_eq!(o.status.code(), Some(if failed.is_empty() { 0 } else { 1 }), "{}", stderr(&o));
+    if !failed.is_empty() {
+        let want = format!("--strict: claim(s) {} failed (seed 1)", failed.join(", "));
+        assert!(stderr(&o).contains(&want), "want `{want}` in: {}", stderr(&o));
     }
     let rand_write_lat = |label: &str, n: u64| rand_write_lat(&v, label, n);
     for n in [16, 32, 64] {
@@ -54,24 +97,25 @@ fn repro_quick_shape_points() {
     assert_eq!(v["tiobench"].as_array().unwrap().len(), 36);
 }
 
-/// The main job itself, at seed 1: every claim holds, so `--strict` exits 0. (Over seeds
-/// 1–16 claim 4 fails at one, seed 14, where AS's 128-slot writers hardly wait at one
-/// thread count: their reclaim has to meet a page another writer dirtied while the
-/// fsyncs fill the queue; see docs/workloads.md.) Beyond the verdicts, claim 4's
-/// mechanism: with 8192 slots no random write waits at all, and with 128 slots
-/// deadline's and AS's do.
+/// The main job itself, at seed 1. Claims 2–5 and 7 hold (over seeds 1–16 claim 4 fails
+/// at one, where AS's 128-slot writers hardly wait at one thread count: see
+/// docs/workloads.md); claims 1 and 6 are judged again from the data, and `--strict`
+/// exits 1 exactly when a claim failed. Beyond the verdicts, claim 4's mechanism: with
+/// 8192 slots no random write waits at all, and with 128 slots deadline's and AS's do.
 /// Seconds, with the simulation crates optimised in test builds.
 #[test]
 fn repro_full_claims() {
     let o = iosched(&["repro", "--json", "--strict"]);
-    assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["quick"], false);
     let claims = v["claims"].as_array().unwrap();
-    for id in 1..=7 {
+    for id in [2, 3, 4, 5, 7] {
         let c = claims.iter().find(|c| c["id"] == id).unwrap();
         assert_eq!(c["pass"], true, "claim {id} failed: {}", c["figures"]);
     }
+    recheck_claims_1_and_6(&v);
+    let any_failed = claims.iter().any(|c| c["pass"] == false);
+    assert_eq!(o.status.code(), Some(any_failed as i32), "{}", stderr(&o));
     let rand_write_lat = |label: &str, n: u64| rand_write_lat(&v, label, n);
     // A write call that never waits costs ~15 µs of CPU on the PIII.
     for n in [32, 64, 128] {
@@ -89,7 +133,9 @@ fn repro_text_has_tables_and_verdicts() {
     let o = iosched(&["repro", "--quick"]);
     assert!(o.status.success());
     let s = stdout(&o);
-    for needle in ["Sequential Reads", "Random Writes", "stream-write", "Verdicts", "seed 1", "PASS 6."] {
+    for needle in
+        ["Sequential Reads", "Random Writes", "stream-write", "Verdicts", "seed 1", "PASS 5.", " 6. Read-many-files"]
+    {
         assert!(s.contains(needle), "missing `{needle}`:\n{s}");
     }
 }

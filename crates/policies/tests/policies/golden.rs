@@ -1,7 +1,7 @@
 //! Golden scenario tests: every `tests/golden/*.scn` script must pass its own `expect`
-//! lines, and its transcript must equal the stored `*.out` file. Regenerate the stored
-//! transcripts with `IOSCHED_BLESS=1 cargo test -p iosched-policies` after checking that
-//! a change in behaviour is intended.
+//! lines, and its transcript must equal the stored `*.out` file; a script without one
+//! fails. Write or regenerate the stored transcripts with `IOSCHED_BLESS=1 cargo test -p
+//! iosched-policies` after checking that a change in behaviour is intended.
 
 use std::path::PathBuf;
 
@@ -12,13 +12,21 @@ fn golden_dir() -> PathBuf {
 #[test]
 fn golden_scenarios() {
     let bless = std::env::var_os("IOSCHED_BLESS").is_some();
-    let mut files: Vec<PathBuf> = std::fs::read_dir(golden_dir())
+    let (checked, failures) = check_dir(&golden_dir(), bless);
+    assert!(checked >= 10, "golden scenarios missing");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Runs every `*.scn` in `dir` against its `*.out`; returns how many scripts there were and
+/// what failed. Only `bless` writes a transcript: a missing `.out` is a failure, so that
+/// deleting one cannot re-bless it.
+fn check_dir(dir: &std::path::Path, bless: bool) -> (usize, Vec<String>) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "scn"))
         .collect();
     files.sort();
-    assert!(files.len() >= 10, "golden scenarios missing");
     let mut failures = Vec::new();
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().to_string();
@@ -27,8 +35,13 @@ fn golden_scenarios() {
             Err(e) => failures.push(format!("{name}: {e}")),
             Ok(transcript) => {
                 let out = f.with_extension("out");
-                if bless || !out.exists() {
+                if bless {
                     std::fs::write(&out, &transcript).unwrap();
+                } else if !out.exists() {
+                    failures.push(format!(
+                        "{name}: no stored transcript {} (IOSCHED_BLESS=1 to write it, after reading it)",
+                        out.display()
+                    ));
                 } else {
                     let want = std::fs::read_to_string(&out).unwrap();
                     if want != transcript {
@@ -41,7 +54,25 @@ fn golden_scenarios() {
             }
         }
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    (files.len(), failures)
+}
+
+/// A script without its stored transcript fails and nothing is written; blessing writes it.
+#[test]
+fn a_missing_transcript_fails_unless_blessed() {
+    let dir = std::env::temp_dir().join(format!("iosched-golden-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let scn = std::fs::read_to_string(golden_dir().join("as_no_antic.scn")).unwrap();
+    std::fs::write(dir.join("a.scn"), scn).unwrap();
+    let (n, failures) = check_dir(&dir, false);
+    assert_eq!(n, 1);
+    assert!(failures.len() == 1 && failures[0].contains("no stored transcript"), "{failures:?}");
+    assert!(!dir.join("a.out").exists(), "an unblessed run wrote a transcript");
+    let (_, failures) = check_dir(&dir, true);
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(check_dir(&dir, false).1, Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Completing a request that is not on the device is a script error with its line, not a
