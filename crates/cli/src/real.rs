@@ -33,10 +33,12 @@ struct Common {
     #[arg(long, default_value = "deadline")]
     sched: String,
     /// The file or block device to run on. A missing file is created (with a marker
-    /// block); an existing non-empty file we did not create, or a device we did not mark
-    /// (unless blank) or with a filesystem/partition/RAID/LVM signature, is refused unless
-    /// --force (a fio-like job that only reads writes nothing and needs none); a mounted or
-    /// held device is refused even with --force.
+    /// block) and the space it needs is checked against its filesystem's free space first;
+    /// an existing non-empty file we did not create, or a device we did not mark (unless
+    /// blank) or with a filesystem/partition/RAID/LVM signature, is refused unless --force;
+    /// a mounted or held device is refused even with --force. A fio-like job that only
+    /// reads opens the target read-only and writes nothing, forced or not: it needs an
+    /// existing target, which may be anyone's file (read from its first byte) or device.
     #[arg(long)]
     target: PathBuf,
     /// Emulate a disk profile (e.g. ide-2003): data goes to the target, but every request
@@ -52,8 +54,8 @@ struct Common {
     /// An existing file is replaced only if it is an iosched trace.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
-    /// Overwrite a target we did not create (not a mounted or held device). A read-only
-    /// fio-like job writes nothing to a device, forced or not.
+    /// Overwrite a target we did not create (not a mounted or held device). A fio-like job
+    /// that only reads writes nothing, forced or not.
     #[arg(long)]
     force: bool,
     /// I/O engine: auto (io_uring, else a thread pool), io_uring or threads.

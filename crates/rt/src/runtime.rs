@@ -79,9 +79,14 @@ pub struct Options {
     /// Write, before use, the part of a file's data area this open reserves (see
     /// [`crate::target::open`]): for loads that read what they did not write.
     pub lay_out: bool,
-    /// The load writes (default). A load that only reads sets it false, and then writes
-    /// nothing to a block device, not even the marker (see [`crate::target`]).
+    /// The load writes (default). A load that only reads sets it false: the target is
+    /// opened read-only and nothing is written to it, not even the marker; it must exist
+    /// (see [`crate::target`]).
     pub writes: bool,
+    /// The parts of the data area the load touches, as (offset, length) in bytes; `None`:
+    /// all of it. Only these parts of a file are reserved and laid out, so gaps between
+    /// them take no space.
+    pub used: Option<Vec<(u64, u64)>>,
     pub backend: BackendChoice,
     /// Print the fallback notice when `Auto` falls back (default true).
     pub notice: bool,
@@ -105,6 +110,7 @@ impl Options {
             size: None,
             lay_out: false,
             writes: true,
+            used: None,
             backend: BackendChoice::Auto,
             notice: true,
             seed: 1,
@@ -333,7 +339,7 @@ impl Target {
         if let Some(size) = opts.size {
             fits(size)?;
         }
-        let tf = target::open(path, opts.size, opts.force, opts.lay_out, opts.writes)?;
+        let tf = target::open(path, opts.size, opts.force, opts.lay_out, opts.writes, opts.used.as_deref())?;
         fits(tf.data_len)?;
         // The backend is built on the dispatcher thread: an io_uring ring set up with
         // SINGLE_ISSUER belongs to the thread that creates it.

@@ -719,13 +719,55 @@ pub(crate) fn fallocate(file: &File, offset: u64, len: u64) -> io::Result<()> {
     if r == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
-/// Bytes an unprivileged user may still allocate on the filesystem holding `file`
-/// (`fstatvfs`: `f_bavail * f_frsize`).
-pub(crate) fn free_bytes(file: &File) -> io::Result<u64> {
+/// Bytes an unprivileged user may still allocate on the filesystem holding `file`, and the
+/// filesystem's size (`fstatvfs`: `f_bavail * f_frsize`, `f_blocks * f_frsize`).
+pub(crate) fn fs_space(file: &File) -> io::Result<(u64, u64)> {
     // SAFETY: fstatvfs fills the zeroed struct we pass; we read it only on success.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::fstatvfs(file.as_raw_fd(), &mut st) };
-    if r == 0 { Ok((st.f_bavail as u64).saturating_mul(st.f_frsize as u64)) } else { Err(io::Error::last_os_error()) }
+    if r == 0 {
+        let f = st.f_frsize as u64;
+        Ok(((st.f_bavail as u64).saturating_mul(f), (st.f_blocks as u64).saturating_mul(f)))
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Bytes of `[off, off + len)` of `file` that no block backs yet — holes, and whatever lies
+/// past the end of the file — found with `lseek(SEEK_DATA/SEEK_HOLE)`. Where the
+/// filesystem cannot tell (EINVAL), everything before the end of the file counts as backed.
+pub(crate) fn unbacked(file: &File, off: u64, len: u64) -> io::Result<u64> {
+    let fd = file.as_raw_fd();
+    let end = off.saturating_add(len);
+    let file_len = file.metadata()?.len();
+    let mut pos = off;
+    let mut holes = 0;
+    while pos < end {
+        // SAFETY: lseek on a descriptor we own; the file position it moves is never used
+        // (every transfer is positioned).
+        let data = unsafe { libc::lseek(fd, pos as i64, libc::SEEK_DATA) };
+        if data < 0 {
+            let e = io::Error::last_os_error();
+            return match e.raw_os_error() {
+                // No data at or after `pos`: the rest is a hole or past the end.
+                Some(libc::ENXIO) => Ok(holes + (end - pos)),
+                Some(libc::EINVAL) => Ok(holes + end.saturating_sub(file_len.max(pos))),
+                _ => Err(e),
+            };
+        }
+        let data = (data as u64).min(end);
+        holes += data - pos;
+        if data >= end {
+            break;
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(fd, data as i64, libc::SEEK_HOLE) };
+        if hole < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        pos = (hole as u64).max(data + 1);
+    }
+    Ok(holes)
 }
 
 /// Size of a block device in bytes (`BLKGETSIZE64`).

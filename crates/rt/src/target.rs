@@ -14,8 +14,11 @@
 //! - A mounted or held device (it or one of its partitions in `/proc/self/mountinfo`,
 //!   holders in sysfs) is refused, and `force` cannot override that: the `O_EXCL` open
 //!   would fail with EBUSY anyway.
-//! - A load that only reads (`writes == false`) opens a block device read-only, writes
-//!   nothing to it (not even the marker) and so needs none of the checks above.
+//! - A load that only reads (`writes == false`) opens its target read-only and writes
+//!   nothing to it — no marker, no layout, no growth, `force` or not — and so needs none of
+//!   the checks above; a file we did not create is read as it is, from byte 0.
+//! - A file's reservation is checked against its filesystem's free space before anything
+//!   is written (see [`open`]); gaps between the parts a load uses take no space.
 //!
 //! The marker is the target's first 4 KiB; the data area starts right after it, so
 //! sector 0 of the queue is byte 4096 of the target.
@@ -180,12 +183,30 @@ fn check_size(size: u64) -> Result<(), Error> {
 }
 
 /// Open (or create) a target. `size` is the data-area size wanted: required to create a
-/// file, grows one of ours, and limits the area used on a device. With `lay_out`, the
-/// part of a file's data area this call reserves is written once before the marker
-/// records the new size (a filesystem reads reserved space back as zeros without
-/// touching the device, so reads of it would measure nothing): a failed or interrupted
-/// layout leaves the file at its old size, to be laid out again next time.
-pub fn open(path: &Path, size: Option<u64>, force: bool, lay_out: bool, writes: bool) -> Result<TargetFile, Error> {
+/// file, grows one of ours, and limits the area used on a device. `used` lists the parts
+/// of the data area the load touches, as (offset, length) in bytes; `None` means all of
+/// it. Only those parts of a file are reserved and laid out, so gaps between them (tiotest's
+/// `--offset`) take no space. With `lay_out`, the part of a file's data area this call
+/// reserves is written once before the marker records the new size (a filesystem reads
+/// reserved space back as zeros without touching the device, so reads of it would measure
+/// nothing).
+///
+/// Space: before anything is written, the bytes a file needs — the used parts that no block
+/// backs yet, and the marker — are checked against its filesystem's free space, less a
+/// headroom ([`headroom`]); too much is refused with both figures. A file this call grew
+/// and then failed on goes back to its earlier length.
+///
+/// A load that only reads (`writes == false`) opens the target read-only and writes
+/// nothing — no marker, no layout, no growth — whatever `force` says; a file iosched did
+/// not create is read as it is, from its first byte.
+pub fn open(
+    path: &Path,
+    size: Option<u64>,
+    force: bool,
+    lay_out: bool,
+    writes: bool,
+    used: Option<&[(u64, u64)]>,
+) -> Result<TargetFile, Error> {
     if let Some(s) = size {
         check_size(s)?;
     }
@@ -195,19 +216,30 @@ pub fn open(path: &Path, size: Option<u64>, force: bool, lay_out: bool, writes: 
         Err(e) => return Err(Error::io(path, "cannot stat", e)),
     };
     match meta {
-        None => create_file(path, size, lay_out),
-        Some(m) if m.is_file() => open_file(path, m.len(), size, force, lay_out),
+        None if !writes => Err(Error(format!(
+            "{}: does not exist; a load that only reads never creates a target (a writing load, such as \
+             --rw write, creates and fills one)",
+            path.display()
+        ))),
+        None => create_file(path, size, lay_out, used),
+        Some(m) if m.is_file() && !writes => open_file_readonly(path, m.len(), size),
+        Some(m) if m.is_file() => open_file(path, m.len(), size, force, lay_out, used),
         Some(m) if m.file_type().is_block_device() => open_blockdev(path, m.rdev(), size, force, writes),
         Some(_) => Err(Error(format!("{}: not a regular file or a block device", path.display()))),
     }
 }
 
-fn create_file(path: &Path, size: Option<u64>, lay_out: bool) -> Result<TargetFile, Error> {
+fn create_file(
+    path: &Path,
+    size: Option<u64>,
+    lay_out: bool,
+    used: Option<&[(u64, u64)]>,
+) -> Result<TargetFile, Error> {
     let Some(size) = size else {
         return Err(Error(format!("{}: does not exist; give a size to create it", path.display())));
     };
     let file = open_direct(path, true).map_err(|e| Error::io(path, "cannot create", e))?;
-    let unwritten_from = match init_file(&file, path, 0, size, lay_out) {
+    let unwritten_from = match init_file(&file, path, 0, size, lay_out, used) {
         Ok(u) => u,
         Err(e) => {
             drop(file);
@@ -226,45 +258,132 @@ fn create_file(path: &Path, size: Option<u64>, lay_out: bool) -> Result<TargetFi
     })
 }
 
-/// Reserve a data area of `size` bytes whose first `from` bytes already exist, lay out
-/// the rest if asked, then record the size in the marker. Returns where the never-written
-/// part starts (`TargetFile::unwritten_from`): `from`, or none once laid out.
-fn init_file(file: &File, path: &Path, from: u64, size: u64, lay_out: bool) -> Result<Option<u64>, Error> {
-    // Say what the reservation takes from the filesystem before taking it: a large --size
-    // fits and fills the disk without a word otherwise.
-    if size > from {
-        let approx = iosched_workloads::machine::fmt_bytes_approx;
-        let free = sys::free_bytes(file).map(|b| format!(" of {} free", approx(b))).unwrap_or_default();
-        eprintln!("{}: reserving {}{free} on its filesystem", path.display(), approx(size - from));
-    }
-    sys::fallocate(file, 0, MARKER_LEN + size).map_err(|e| {
-        let want = iosched_workloads::machine::fmt_bytes(size);
-        Error::io(path, &format!("cannot reserve {want} (plus a 4 KiB marker block)"), e)
-    })?;
-    if lay_out && size > from {
-        eprintln!(
-            "{}: laying out {} before use (new space reads as holes)",
-            path.display(),
-            iosched_workloads::machine::fmt_bytes(size - from)
-        );
-        let mut buf = IoBuf::new(LAYOUT_CHUNK.min(size - from) as usize);
-        buf.fill(0x5a);
-        let mut off = from;
-        while off < size {
-            let n = LAYOUT_CHUNK.min(size - off) as usize;
-            file.write_all_at(&buf[..n], MARKER_LEN + off)
-                .map_err(|e| Error::io(path, &format!("laying out the data area at byte {off}"), e))?;
-            off += n as u64;
+/// Free space a run leaves on a target's filesystem at the least: 1 % of its size, at most
+/// 1 GiB, so that a run never fills the filesystem for everyone else.
+pub fn headroom(fs_size: u64) -> u64 {
+    (fs_size / 100).min(1 << 30)
+}
+
+/// The byte ranges of a file that a data area of `size` bytes with `used` parts occupies:
+/// the marker, then each used part (clipped to the area), sorted and joined.
+fn file_ranges(size: u64, used: Option<&[(u64, u64)]>) -> Vec<(u64, u64)> {
+    let mut r: Vec<(u64, u64)> = match used {
+        None => vec![(0, size)],
+        Some(u) => u.iter().map(|&(o, l)| (o.min(size), o.saturating_add(l).min(size))).collect(),
+    };
+    r.retain(|&(a, b)| b > a);
+    r.sort_unstable();
+    let mut out: Vec<(u64, u64)> = vec![(0, MARKER_LEN)];
+    for (a, b) in r {
+        let (a, b) = (MARKER_LEN + a, MARKER_LEN + b);
+        match out.last_mut() {
+            Some(last) if a <= last.1 => last.1 = last.1.max(b),
+            _ => out.push((a, b)),
         }
     }
-    write_marker(file, path, size)?;
+    out
+}
+
+/// Make sure every block of `ranges` (file offsets) is allocated before the run, so that
+/// ENOSPC shows here and not mid-run: what no block backs yet is counted, checked against
+/// the filesystem's free space less [`headroom`] (refused with both figures, nothing
+/// written), then reserved with `fallocate`, after extending the file to hold a data area
+/// of `size` bytes.
+fn reserve(file: &File, path: &Path, size: u64, ranges: &[(u64, u64)]) -> Result<(), Error> {
+    let approx = iosched_workloads::machine::fmt_bytes_approx;
+    let mut need = 0u64;
+    for &(a, b) in ranges {
+        need += sys::unbacked(file, a, b - a).map_err(|e| Error::io(path, "looking for unallocated space", e))?;
+    }
+    if need == 0 {
+        return Ok(());
+    }
+    let (free, fs_size) =
+        sys::fs_space(file).map_err(|e| Error::io(path, "cannot read its filesystem's free space", e))?;
+    let keep = headroom(fs_size);
+    if need.saturating_add(keep) > free {
+        return Err(Error(format!(
+            "{}: this run needs {} of new space on its filesystem (the parts of the target it uses, its \
+             4 KiB marker among them, that no block backs yet), but the filesystem has {} free and iosched leaves at least {} \
+             of it (1 % of its size, at most 1 GiB); nothing was written",
+            path.display(),
+            approx(need),
+            approx(free),
+            approx(keep)
+        )));
+    }
+    eprintln!("{}: reserving {} of {} free on its filesystem", path.display(), approx(need), approx(free));
+    let len = file.metadata().map_err(|e| Error::io(path, "cannot stat", e))?.len();
+    if len < MARKER_LEN + size {
+        file.set_len(MARKER_LEN + size).map_err(|e| Error::io(path, "cannot extend", e))?;
+    }
+    for &(a, b) in ranges {
+        sys::fallocate(file, a, b - a).map_err(|e| {
+            let want = iosched_workloads::machine::fmt_bytes(b - a);
+            Error::io(path, &format!("cannot reserve {want} at byte {a}"), e)
+        })?;
+    }
+    Ok(())
+}
+
+/// Reserve a data area of `size` bytes whose first `from` bytes already exist, lay out
+/// the rest if asked, then record the size in the marker. Returns where the never-written
+/// part starts (`TargetFile::unwritten_from`): `from`, or none once laid out. On failure
+/// the file is cut back to the length it had.
+fn init_file(
+    file: &File,
+    path: &Path,
+    from: u64,
+    size: u64,
+    lay_out: bool,
+    used: Option<&[(u64, u64)]>,
+) -> Result<Option<u64>, Error> {
+    let old_len = file.metadata().map_err(|e| Error::io(path, "cannot stat", e))?.len();
+    let ranges = file_ranges(size, used);
+    let r = (|| {
+        reserve(file, path, size, &ranges)?;
+        if lay_out && size > from {
+            eprintln!(
+                "{}: laying out {} before use (new space reads as holes)",
+                path.display(),
+                iosched_workloads::machine::fmt_bytes(
+                    ranges.iter().map(|&(a, b)| b.min(MARKER_LEN + size) - a.max(MARKER_LEN + from).min(b)).sum()
+                )
+            );
+            let mut buf = IoBuf::new(LAYOUT_CHUNK.min(size - from) as usize);
+            buf.fill(0x5a);
+            for &(a, b) in &ranges {
+                let mut off = a.max(MARKER_LEN + from);
+                while off < b {
+                    let n = LAYOUT_CHUNK.min(b - off) as usize;
+                    file.write_all_at(&buf[..n], off).map_err(|e| {
+                        Error::io(path, &format!("laying out the data area at byte {}", off - MARKER_LEN), e)
+                    })?;
+                    off += n as u64;
+                }
+            }
+        }
+        write_marker(file, path, size)
+    })();
+    if let Err(e) = r {
+        // Give back what this call took: truncation frees the blocks past the old end.
+        let _ = file.set_len(old_len);
+        return Err(e);
+    }
     Ok((!lay_out).then_some(from))
 }
 
 /// Writes of a layout (sequential, O_DIRECT).
 const LAYOUT_CHUNK: u64 = 1 << 20;
 
-fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: bool) -> Result<TargetFile, Error> {
+fn open_file(
+    path: &Path,
+    len: u64,
+    size: Option<u64>,
+    force: bool,
+    lay_out: bool,
+    used: Option<&[(u64, u64)]>,
+) -> Result<TargetFile, Error> {
     let file = open_direct(path, false).map_err(|e| {
         let hint =
             if e.raw_os_error() == Some(libc::EINVAL) { " (the filesystem may not support O_DIRECT)" } else { "" };
@@ -284,7 +403,7 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: boo
         let Some(size) = size else {
             return Err(Error(format!("{}: empty file; give a size to initialise it", path.display())));
         };
-        t.unwritten_from = init_file(&t.file, path, 0, size, lay_out)?;
+        t.unwritten_from = init_file(&t.file, path, 0, size, lay_out, used)?;
         size
     } else {
         let head = read_at(&t.file, path, 0, ALIGN, ALIGN)?;
@@ -300,15 +419,24 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: boo
             }
             (Some(old), s) if old > whole => {
                 let s = s.unwrap_or(old);
-                t.unwritten_from = init_file(&t.file, path, whole, s, lay_out)?;
+                t.unwritten_from = init_file(&t.file, path, whole, s, lay_out, used)?;
                 s
             }
             (Some(old), Some(s)) if s > old => {
-                t.unwritten_from = init_file(&t.file, path, old, s, lay_out)?;
+                t.unwritten_from = init_file(&t.file, path, old, s, lay_out, used)?;
                 s
             }
-            (Some(_), Some(s)) => s,
-            (Some(old), None) => old.min(whole),
+            // A smaller or equal area of ours: nothing to lay out, but the parts this run
+            // uses may be holes a sparser run left (its --offset gaps).
+            (Some(_), Some(s)) => {
+                reserve(&t.file, path, s, &file_ranges(s, used))?;
+                s
+            }
+            (Some(old), None) => {
+                let s = old.min(whole);
+                reserve(&t.file, path, s, &file_ranges(s, used))?;
+                s
+            }
             (None, _) if !force => {
                 return Err(Error(format!(
                     "{}: existing non-empty file ({len} bytes) not created by iosched (no \
@@ -319,7 +447,7 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: boo
             (None, s) => {
                 let s = s.unwrap_or(whole);
                 check_size(s).map_err(|e| Error(format!("{}: {e}", path.display())))?;
-                t.unwritten_from = init_file(&t.file, path, 0, s, lay_out)?;
+                t.unwritten_from = init_file(&t.file, path, 0, s, lay_out, used)?;
                 s
             }
         }
@@ -328,6 +456,43 @@ fn open_file(path: &Path, len: u64, size: Option<u64>, force: bool, lay_out: boo
         return Err(Error(format!("{}: no data area", path.display())));
     }
     Ok(t)
+}
+
+/// A file for a load that only reads: opened read-only, nothing written. Ours (with the
+/// marker): its data area. Anyone else's: the whole file, from byte 0, as it is.
+fn open_file_readonly(path: &Path, len: u64, size: Option<u64>) -> Result<TargetFile, Error> {
+    let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).map_err(|e| {
+        let hint =
+            if e.raw_os_error() == Some(libc::EINVAL) { " (the filesystem may not support O_DIRECT)" } else { "" };
+        Error(format!("{}: cannot open read-only with O_DIRECT: {e}{hint}", path.display()))
+    })?;
+    let head = if len >= MARKER_LEN { read_at(&file, path, 0, ALIGN, ALIGN)? } else { Vec::new() };
+    let whole = |from: u64| len.saturating_sub(from) / ALIGN as u64 * ALIGN as u64;
+    let (data_offset, data_len) = match parse_marker(&head) {
+        Some(recorded) => (MARKER_LEN, recorded.min(whole(MARKER_LEN))),
+        None => (0, whole(0)),
+    };
+    if data_len == 0 {
+        return Err(Error(format!("{}: holds no whole 4 KiB block to read ({len} bytes)", path.display())));
+    }
+    if let Some(s) = size
+        && s > data_len
+    {
+        return Err(Error(format!(
+            "{}: holds {data_len} bytes to read, less than the {s} asked; a load that only reads uses a target \
+             as it is (a writing load grows one of ours)",
+            path.display()
+        )));
+    }
+    Ok(TargetFile {
+        path: path.to_path_buf(),
+        file: Arc::new(file),
+        kind: TargetKind::File,
+        data_offset,
+        data_len,
+        created: false,
+        unwritten_from: None,
+    })
 }
 
 /// Whether the device under `path` rotates, from sysfs (`queue/rotational` of the block
@@ -548,45 +713,45 @@ mod tests {
     fn create_reopen_and_refuse_foreign_files() {
         let d = tmpdir("rules");
         let p = d.join("t");
-        let e = open(&p, None, false, false, true).unwrap_err();
+        let e = open(&p, None, false, false, true, None).unwrap_err();
         assert!(e.0.contains("give a size"), "{e}");
-        let t = open(&p, Some(1 << 20), false, false, true).unwrap();
+        let t = open(&p, Some(1 << 20), false, false, true, None).unwrap();
         assert!(t.created);
         assert_eq!(t.data_len, 1 << 20);
         assert_eq!(t.unwritten_from, Some(0));
         drop(t);
         // Ours: reopened without a size (nothing new), grown with one (the new part).
-        let t = open(&p, None, false, false, true).unwrap();
+        let t = open(&p, None, false, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (1 << 20, None));
-        let t = open(&p, Some(2 << 20), false, false, true).unwrap();
+        let t = open(&p, Some(2 << 20), false, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (2 << 20, Some(1 << 20)));
         // Foreign non-empty file: refused, content untouched; --force takes it, all new.
         let f = d.join("foreign");
         std::fs::write(&f, vec![b'x'; 3 * 4096]).unwrap();
-        let e = open(&f, Some(4096), false, false, true).unwrap_err();
+        let e = open(&f, Some(4096), false, false, true, None).unwrap_err();
         assert!(e.0.contains("refusing to overwrite") && e.0.contains("--force"), "{e}");
         assert_eq!(std::fs::read(&f).unwrap(), vec![b'x'; 3 * 4096]);
-        let t = open(&f, None, true, false, true).unwrap();
+        let t = open(&f, None, true, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (2 * 4096, Some(0)));
         // Empty existing file: initialised.
         let z = d.join("empty");
         std::fs::write(&z, b"").unwrap();
-        let t = open(&z, Some(8192), false, false, true).unwrap();
+        let t = open(&z, Some(8192), false, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (8192, Some(0)));
         // One of ours that lost its tail: refused (naming both sizes) rather than failing
         // mid-run on short reads; --force lays the missing part out again.
         let cut = d.join("cut");
-        drop(open(&cut, Some(4 * 4096), false, false, true).unwrap());
+        drop(open(&cut, Some(4 * 4096), false, false, true, None).unwrap());
         std::fs::OpenOptions::new().write(true).open(&cut).unwrap().set_len(MARKER_LEN + 4096 + 100).unwrap();
-        let e = open(&cut, None, false, false, true).unwrap_err();
+        let e = open(&cut, None, false, false, true, None).unwrap_err();
         assert!(e.0.contains("records 16384 bytes of data, but the file holds only 4096"), "{e}");
         assert!(e.0.contains("--force"), "{e}");
-        let t = open(&cut, None, true, false, true).unwrap();
+        let t = open(&cut, None, true, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (4 * 4096, Some(4096)));
         // Bad sizes are rejected, not rounded.
-        let e = open(&d.join("odd"), Some(1000), false, false, true).unwrap_err();
+        let e = open(&d.join("odd"), Some(1000), false, false, true, None).unwrap_err();
         assert!(e.0.contains("multiple of 4096"), "{e}");
-        assert!(open(d.as_path(), None, false, false, true).unwrap_err().0.contains("not a regular file"));
+        assert!(open(d.as_path(), None, false, false, true, None).unwrap_err().0.contains("not a regular file"));
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -596,11 +761,11 @@ mod tests {
     fn lay_out_writes_the_new_space_only() {
         let d = tmpdir("layout");
         let p = d.join("t");
-        let t = open(&p, Some(8192), false, true, true).unwrap();
+        let t = open(&p, Some(8192), false, true, true, None).unwrap();
         assert_eq!(t.unwritten_from, None);
         t.file.write_all_at(&marker_block(0)[..], MARKER_LEN).unwrap(); // our own data in block 0
         drop(t);
-        let t = open(&p, Some(3 * 8192), false, true, true).unwrap();
+        let t = open(&p, Some(3 * 8192), false, true, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (3 * 8192, None));
         drop(t);
         let data = std::fs::read(&p).unwrap();

@@ -6,6 +6,15 @@ use super::{TempPath, iosched, stderr, stdout};
 const SMALL: [&str; 8] = ["--threads", "2", "--size", "4M", "--random", "40", "--sched", "noop,deadline"];
 
 /// `iosched real tiobench --target TARGET EXTRA… SMALL…`.
+/// A target of ours with `size` of data written, for the jobs that only read (which never
+/// create one).
+fn written_target(name: &str, size: &str) -> TempPath {
+    let t = TempPath::new(name);
+    let o = iosched(&["real", "fio-like", "--target", t.s(), "--rw", "write", "--bs", "1M", "--size", size]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    t
+}
+
 fn small_tiobench(target: &TempPath, extra: &[&str]) -> std::process::Output {
     let mut args = vec!["real", "tiobench", "--target", target.s()];
     args.extend(extra);
@@ -76,7 +85,7 @@ fn real_refuses_a_file_it_did_not_create() {
 /// finds the same dispatch order. A trace whose first two dispatches are swapped fails.
 #[test]
 fn real_record_then_replay() {
-    let t = TempPath::new("rec.img");
+    let t = written_target("rec.img", "4M");
     let trace = TempPath::new("rec.trace");
     let o = iosched(&[
         "real",
@@ -145,14 +154,19 @@ fn real_record_then_replay() {
     assert!(v["mismatch"].as_str().is_some_and(|m| !m.is_empty()), "{v}");
 }
 
-/// A read job on a target this run creates first writes its data area (as fio lays out a
-/// new file): reading reserved space would return zeros without touching the device.
-/// Without `--runtime`, a random job does `--size` bytes of I/O. A second run finds the
-/// area written and lays nothing out.
+/// A job that only reads never creates a target. A mixed job on a target this run creates
+/// first writes its data area (as fio lays out a new file): reading reserved space would
+/// return zeros without touching the device. Without `--runtime`, a random job does
+/// `--size` bytes of I/O. A second run finds the area written and lays nothing out.
 #[test]
 fn real_fio_like_lays_out_a_new_target_before_reading() {
     let t = TempPath::new("layout.img");
-    let args = ["real", "fio-like", "--target", t.s(), "--rw", "randread", "--size", "2M", "--json"];
+    let o = iosched(&["real", "fio-like", "--target", t.s(), "--rw", "randread", "--size", "2M"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("a load that only reads never creates a target"), "{}", stderr(&o));
+    assert!(!t.0.exists(), "a reading job created its target");
+    let args =
+        ["real", "fio-like", "--target", t.s(), "--rw", "randrw", "--rwmixread", "100", "--size", "2M", "--json"];
     let o = iosched(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("laying out 2 MiB"), "{}", stderr(&o));
@@ -207,7 +221,7 @@ fn real_record_refuses_to_overwrite_data() {
 /// nothing.
 #[test]
 fn real_fio_like_jobs_per_priority() {
-    let t = TempPath::new("prio.img");
+    let t = written_target("prio.img", "16M");
     let run = |sched: &str| {
         let o = iosched(&[
             "real",

@@ -112,6 +112,8 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
     if opts.size.is_none() {
         opts.size = Some(cfg.bytes_needed());
     }
+    // Only the threads' regions take space: the --offset gaps between them stay holes.
+    opts.used = Some((0..cfg.threads).map(|i| region(cfg, i)).collect());
     let label = opts.sched.text.clone();
     let target = Target::open(path, opts)?;
     if target.info().data_len < cfg.bytes_needed() {

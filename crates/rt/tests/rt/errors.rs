@@ -116,8 +116,8 @@ fn libc_eio() -> i32 {
     5
 }
 
-/// ENOSPC for real: a tiny filesystem, a hole punched in our target, the rest of the
-/// space taken, then a write into the hole.
+/// ENOSPC for real: a tiny filesystem, a hole punched in our target behind the runtime's
+/// back, the rest of the space taken, then a write into the hole.
 pub fn enospc_is_reported_per_request_and_at_creation() {
     let dir = TempDir::new("enospc");
     let mnt = dir.path("mnt");
@@ -132,10 +132,11 @@ pub fn enospc_is_reported_per_request_and_at_creation() {
     let cleanup = |_: ()| {
         let _ = Command::new("umount").arg(&mnt).status();
     };
-    // Creating a target larger than the filesystem fails cleanly and leaves nothing.
+    // Creating a target larger than the filesystem is refused before anything is written
+    // (space.rs has the rest of that) and leaves nothing.
     let big = mnt.join("big");
     let e = Target::open(&big, opts("noop", 64 << 20)).unwrap_err();
-    assert!(e.0.contains("No space left on device"), "{e}");
+    assert!(e.0.contains("needs 64.0 MiB of new space") && e.0.contains("has 4.0 MiB free"), "{e}");
     assert!(!big.exists(), "a failed creation must not leave a file");
     let path = mnt.join("t");
     let t = Target::open(&path, opts("noop", 1 << 20)).unwrap();

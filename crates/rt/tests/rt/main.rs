@@ -13,6 +13,7 @@ mod fio;
 mod need;
 mod replay;
 mod runtime;
+mod space;
 
 use need::{Need, trial};
 
@@ -98,6 +99,13 @@ fn main() {
             &[IoUring],
             runtime::randrw_mixes_reads_and_writes_as_asked,
         ),
+        trial(
+            "space::a_run_that_does_not_fit_is_refused_before_writing",
+            &[IoUring, TmpfsDirectIo],
+            space::a_run_that_does_not_fit_is_refused_before_writing,
+        ),
+        trial("space::offset_gaps_take_no_space", &[IoUring, TmpfsDirectIo], space::offset_gaps_take_no_space),
+        trial("space::a_reading_load_writes_nothing", &[IoUring], space::a_reading_load_writes_nothing),
         trial("need::requirements_are_enforced", &[], need::requirements_are_enforced),
     ];
     libtest_mimic::run(&args, trials).exit();

@@ -215,6 +215,9 @@ pub fn a_callbacks_next_request_goes_ahead_of_waiting_completions() {
         rwmixread: 50,
         prios: Vec::new(),
     };
+    // A load that only reads needs an existing target: write it first.
+    let fill = fio_like::Config { rw: fio_like::Rw::Write, ..cfg.clone() };
+    fio_like::run(&dir.path("t"), options("noop"), &fill, &Control::default()).unwrap();
     let (res, _) = fio_like::run(&dir.path("t"), o, &cfg, &Control::default()).unwrap();
     assert_eq!(res.total_ios, 1024);
     let trace = res.report.trace.expect("recording");
