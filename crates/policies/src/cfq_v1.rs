@@ -16,9 +16,11 @@
 //! `dispatch_sort` is not a true insertion sort; in 2003 the per-queue allocation counter
 //! counts insertions and is never decremented, and dispatched requests stay back-mergeable.
 //!
-//! Bound on waiting: none. A long-lived queue is served only while no newer queue has
-//! pending requests, so a steady stream of new processes can postpone it without bound —
-//! the weakness the 2.6.10 rewrite names ("no attempt to limit upper latency bound").
+//! Bound on waiting: none. Every refill serves the head of `rr_list` (the newest busy
+//! queue) until it empties, and a queue that becomes busy is pushed to the head, so a
+//! steady stream of new processes with `quantum` or more requests each postpones an old
+//! queue without bound (`tests/golden/cfq_v1_new_processes_postpone.scn`) — the weakness
+//! the 2.6.10 rewrite names ("no attempt to limit upper latency bound").
 
 use crate::common::{KeyedList, SortTree};
 use iosched_core::{
