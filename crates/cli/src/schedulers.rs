@@ -157,7 +157,7 @@ pub struct ScenarioArgs {
 }
 
 pub fn scenario(a: ScenarioArgs) -> Result<(), String> {
-    let text = read_text(&a.file)?;
+    let text = read_text(&a.file, iosched_disk::input::MAX_PROFILE_BYTES)?;
     let (transcript, result) = iosched_policies::scenario::run_with_transcript(&text);
     if a.json {
         let error = result.as_ref().err().map(|e| serde_json::json!({ "line": e.line, "message": e.message }));
@@ -192,7 +192,7 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(a: ReplayArgs) -> Result<(), String> {
-    let text = read_text(&a.file)?;
+    let text = read_text(&a.file, iosched_disk::input::MAX_TRACE_BYTES)?;
     let t = trace::Trace::parse(&text)
         .map_err(|e| format!("{}:{}: field `{}`: {}", a.file.display(), e.line, e.field, e.message))?;
     if t.records.is_empty() {
@@ -256,14 +256,8 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
     }
 }
 
-/// A text input file (scenario or trace), with an error that says what was expected.
-fn read_text(path: &std::path::Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "{}: byte {}: not UTF-8 text; expected a text file (is this the right file?)",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
-    })
+/// A text input file (scenario or trace), bounded (`iosched_disk::input`), with an error
+/// that names the file and what was expected.
+fn read_text(path: &std::path::Path, limit: u64) -> Result<String, String> {
+    iosched_disk::input::read_text(path, limit).map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -22,6 +22,7 @@ pub mod device;
 pub mod disksim;
 pub mod hdd;
 pub mod info;
+pub mod input;
 pub mod null;
 pub mod profile;
 pub mod ssd;

@@ -223,7 +223,7 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
             max_request_sectors: None,
         });
     }
-    let src = std::fs::read_to_string(path).map_err(|e| ProfileError {
+    let src = crate::input::read_text(path, crate::input::MAX_PROFILE_BYTES).map_err(|e| ProfileError {
         file: name_or_path.to_owned(),
         line: 0,
         field: None,

@@ -110,3 +110,48 @@ fn scenario_prints_its_transcript_or_json() {
     assert!(v["error"]["message"].as_str().unwrap().contains("expected no dispatch"), "{v}");
     assert!(stderr(&o).contains(&format!("{}:3: expected no dispatch", script.s())), "{}", stderr(&o));
 }
+
+/// Inputs that never end (`/dev/zero`, `/dev/urandom`), a FIFO nobody writes to and a
+/// directory are refused at once with what they are, wherever a file is read: every
+/// command exits non-zero within a second (it used to spin at 100 % CPU and grow to
+/// gigabytes, or hang on the FIFO).
+#[test]
+fn endless_and_special_inputs_are_refused_at_once() {
+    let fifo = TempPath::new("never.fifo");
+    assert!(Command::new("mkfifo").arg(&fifo.0).status().unwrap().success());
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["scenario", "/dev/zero"],
+        vec!["scenario", "/dev/urandom"],
+        vec!["replay", "/dev/zero"],
+        vec!["disk", "info", "/dev/zero"],
+        vec!["tiobench", "--disk", "/dev/zero"],
+        vec!["readmany", "--disk", "/dev/urandom"],
+        vec!["scenario", fifo.s()],
+        vec!["replay", fifo.s()],
+        vec!["disk", "info", fifo.s()],
+        vec!["disk", "info", "/tmp"],
+    ];
+    for args in cases {
+        let start = std::time::Instant::now();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+            .args(&args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = loop {
+            if let Some(s) = child.try_wait().unwrap() {
+                break s;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(1) {
+                let _ = child.kill();
+                panic!("iosched {args:?} still running after a second");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert!(!status.success(), "iosched {args:?} succeeded");
+        assert!(err.contains("not a regular file ("), "iosched {args:?}: {err}");
+    }
+}

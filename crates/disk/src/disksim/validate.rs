@@ -127,7 +127,7 @@ pub struct TraceRequest {
 
 /// Read a validation trace.
 pub fn read_trace(path: &Path) -> Result<Vec<TraceRequest>, ValidationError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ValidationError::Trace {
+    let text = crate::input::read_text(path, crate::input::MAX_DISKSIM_BYTES).map_err(|e| ValidationError::Trace {
         file: path.into(),
         line: 0,
         msg: format!("cannot read: {e}"),
