@@ -38,6 +38,10 @@ pub enum Cmd {
         /// One JSON document instead of the table.
         #[arg(long)]
         json: bool,
+        /// Read the validation files (DRIVE.parv, .diskspecs, .model, .seek, .trace) from
+        /// DIR instead of the copy of DiskSim 4.0's data built into the binary.
+        #[arg(long, value_name = "DIR")]
+        data: Option<std::path::PathBuf>,
     },
 }
 
@@ -63,7 +67,12 @@ pub fn run(a: Args) -> Result<(), String> {
                 print_info(&i);
             }
         }
-        Cmd::Validate { drives, all, json } => {
+        Cmd::Validate { drives, all, json, data } => {
+            if let Some(d) = &data
+                && !d.is_dir()
+            {
+                return Err(format!("--data {}: not a directory", d.display()));
+            }
             let names: Vec<String> = if all || drives.is_empty() {
                 disksim::validation_drives().iter().map(|s| s.to_string()).collect()
             } else {
@@ -71,7 +80,11 @@ pub fn run(a: Args) -> Result<(), String> {
             };
             let mut rows = Vec::new();
             for d in &names {
-                rows.push(disksim::validate(d).map_err(|e| e.to_string())?);
+                let r = match &data {
+                    Some(dir) => disksim::validate::validate_in(dir, d),
+                    None => disksim::validate(d),
+                };
+                rows.push(r.map_err(|e| e.to_string())?);
             }
             if json {
                 println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);

@@ -19,10 +19,12 @@ pub struct MachineArgs {
     /// Memory (page cache, dirty limits), 64M..=1T: e.g. 256M [default: the command's machine].
     #[arg(allow_hyphen_values = true, long)]
     pub mem: Option<String>,
-    /// CPU profile: piii-1000, p4-2000 or p4-ht [default: the command's machine].
+    /// CPU profile: piii-1000, p4-2000 or p4-ht, with costs set if wanted
+    /// (piii-1000:block_alloc=11us,copy_page=16us; the costs are named in
+    /// docs/simulator.md) [default: the command's machine].
     #[arg(long)]
     pub cpu: Option<String>,
-    /// Host profile: linux-2.5 (2.5 read-ahead, request pool and page lists, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool); on both, ext2 places a new file by its writer's pid [default: the command's machine].
+    /// Host profile: linux-2.5 (2.5 read-ahead, request pool and page lists, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool); on both, ext2 places a new file by its writer's pid. Values may be set: linux-2.5:reserve=60M,pdflush_threads=4 [default: the command's machine].
     #[arg(long)]
     pub host: Option<String>,
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
@@ -424,6 +426,17 @@ pub struct ReproArgs {
     /// binary unit: 8M) in place of the host profile's 8 MiB.
     #[arg(long, value_name = "SIZE")]
     pub mapped: Option<String>,
+    /// For sensitivity studies: the tiobench machine's CPU profile in place of piii-1000,
+    /// with costs set if wanted: piii-1000:block_alloc=11us (see `--cpu` of tiobench).
+    #[arg(long, value_name = "CPU")]
+    pub tiobench_cpu: Option<String>,
+    /// For sensitivity studies: the read-many machine's CPU profile in place of p4-ht.
+    #[arg(long, value_name = "CPU")]
+    pub readmany_cpu: Option<String>,
+    /// For sensitivity studies: both machines' host profile in place of linux-2.5, with
+    /// values set if wanted: linux-2.5:reserve=60M,pdflush_threads=4.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
 }
 
 pub fn repro(a: ReproArgs) -> Result<(), String> {
@@ -437,8 +450,14 @@ pub fn repro(a: ReproArgs) -> Result<(), String> {
         Some(s) => Some(parse_size(s).map_err(|e| format!("--mapped: {e}"))?),
         None => None,
     };
-    let overrides =
-        repro::ReproOverrides { tiobench_disk: a.tiobench_disk, readmany_disk: a.readmany_disk, mapped_bytes };
+    let overrides = repro::ReproOverrides {
+        tiobench_disk: a.tiobench_disk,
+        readmany_disk: a.readmany_disk,
+        mapped_bytes,
+        tiobench_cpu: a.tiobench_cpu,
+        readmany_cpu: a.readmany_cpu,
+        host: a.host,
+    };
     let p = Progress::new("repro");
     let cfg = ReproConfig { quick: a.quick, seed: a.seed, overrides };
     let report = repro::run(&cfg, &|d, t, what| p.tick(d, t, what))?;

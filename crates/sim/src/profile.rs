@@ -183,18 +183,73 @@ impl HostProfile {
         }
     }
 
-    pub fn by_name(name: &str, mem_bytes: u64) -> Result<Self, String> {
-        match name {
-            "linux-2.5" => Ok(Self::linux_2003(mem_bytes)),
-            "linux-2.6" => Ok(Self::linux_2007(mem_bytes)),
-            _ => Err(format!("unknown host profile `{name}`; available: {}", Self::NAMES.join(", "))),
+    /// A named profile, optionally with values set: `NAME[:key=VALUE,…]` with
+    /// `reserve=SIZE` (memory the page cache may not use; from 1 MiB to half the memory,
+    /// with a binary unit: `30M`) and `pdflush_threads=N` (1..=8), so that
+    /// a chosen or fitted value can be varied from the command line
+    /// (`docs/calibration.md`). A key given twice or unknown is refused.
+    pub fn by_name(spec: &str, mem_bytes: u64) -> Result<Self, String> {
+        let (name, settings) = match spec.split_once(':') {
+            Some((n, rest)) => (n.trim(), Some(rest)),
+            None => (spec.trim(), None),
+        };
+        let mut h = match name {
+            "linux-2.5" => Self::linux_2003(mem_bytes),
+            "linux-2.6" => Self::linux_2007(mem_bytes),
+            _ => return Err(format!("unknown host profile `{name}`; available: {}", Self::NAMES.join(", "))),
+        };
+        let Some(settings) = settings else { return Ok(h) };
+        let mut seen: Vec<&str> = Vec::new();
+        for kv in settings.split(',') {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("host profile `{spec}`: `{kv}`: expected key=value, e.g. reserve=30M"))?;
+            let (k, v) = (k.trim(), v.trim());
+            if seen.contains(&k) {
+                return Err(format!("host profile `{spec}`: `{k}` is given twice"));
+            }
+            seen.push(k);
+            let bad = |what: &str| format!("host profile `{spec}`: {k}={v}: expected {what}");
+            match k {
+                "reserve" => {
+                    let b = parse_binary_size(v).ok_or_else(|| bad("a size with a binary unit, e.g. 30M"))?;
+                    if b < 1 << 20 || b > mem_bytes / 2 {
+                        return Err(bad(&format!("from 1M to half the memory ({} MiB)", mem_bytes >> 21)));
+                    }
+                    h.reserve_bytes = b;
+                }
+                "pdflush_threads" => {
+                    h.pdflush_threads =
+                        v.parse().ok().filter(|n| (1..=8).contains(n)).ok_or_else(|| bad("a whole number, 1..=8"))?;
+                }
+                _ => {
+                    return Err(format!(
+                        "host profile `{spec}`: unknown key `{k}`; the keys are reserve and pdflush_threads (mapped memory is --mapped)"
+                    ));
+                }
+            }
         }
+        Ok(h)
     }
 
     /// Pages the page cache may hold.
     pub fn cache_pages(&self) -> u64 {
         (self.mem_bytes - self.reserve_bytes) / 4096
     }
+}
+
+/// `512`, `4K`, `30M`, `1G` (binary units, optional `iB`): bytes, or `None`.
+fn parse_binary_size(v: &str) -> Option<u64> {
+    let v = v.trim();
+    let v = v.strip_suffix("iB").or_else(|| v.strip_suffix('B')).unwrap_or(v);
+    let (num, mult) = match v.chars().last()? {
+        'K' | 'k' => (&v[..v.len() - 1], 1u64 << 10),
+        'M' | 'm' => (&v[..v.len() - 1], 1 << 20),
+        'G' | 'g' => (&v[..v.len() - 1], 1 << 30),
+        'T' | 't' => (&v[..v.len() - 1], 1 << 40),
+        _ => (v, 1),
+    };
+    num.parse::<u64>().ok()?.checked_mul(mult)
 }
 
 /// CPU costs of the kernel paths the workloads exercise. Times are for one CPU of the
@@ -277,12 +332,113 @@ impl CpuProfile {
 
     pub const NAMES: &'static [&'static str] = &["piii-1000", "p4-2000", "p4-ht"];
 
-    pub fn by_name(name: &str) -> Result<Self, String> {
-        match name {
-            "piii-1000" => Ok(Self::piii_1000()),
-            "p4-2000" => Ok(Self::p4_2000()),
-            "p4-ht" => Ok(Self::p4_ht()),
-            _ => Err(format!("unknown CPU profile `{name}`; available: {}", Self::NAMES.join(", "))),
+    /// The costs a spec may set after the profile's name (`piii-1000:block_alloc=11us`):
+    /// each field above that is a time, by its field name.
+    pub const COSTS: &'static [&'static str] = &[
+        "syscall",
+        "copy_page",
+        "page_lookup",
+        "page_alloc",
+        "block_alloc",
+        "dirty_page",
+        "bio_submit",
+        "process_spawn",
+        "timeslice",
+        "max_sleep_avg",
+    ];
+
+    /// A named profile, optionally with some costs set: `NAME[:cost=TIME,…]`, e.g.
+    /// `piii-1000:block_alloc=11us,copy_page=16us` (times with ns, us, ms or s). A cost set
+    /// this way replaces the named profile's own (after p4-2000's and p4-ht's scaling), so
+    /// the calibration of a fitted cost can be varied from the command line
+    /// (`docs/calibration.md`). A cost given twice, an unknown one, or a time that is not
+    /// a whole number of nanoseconds up to 10 s is refused.
+    pub fn by_name(spec: &str) -> Result<Self, String> {
+        let (name, settings) = match spec.split_once(':') {
+            Some((n, rest)) => (n.trim(), Some(rest)),
+            None => (spec.trim(), None),
+        };
+        let mut p = match name {
+            "piii-1000" => Self::piii_1000(),
+            "p4-2000" => Self::p4_2000(),
+            "p4-ht" => Self::p4_ht(),
+            _ => return Err(format!("unknown CPU profile `{name}`; available: {}", Self::NAMES.join(", "))),
+        };
+        let Some(settings) = settings else { return Ok(p) };
+        let mut seen: Vec<&str> = Vec::new();
+        for kv in settings.split(',') {
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("CPU profile `{spec}`: `{kv}`: expected cost=TIME, e.g. block_alloc=11us"))?;
+            let (k, v) = (k.trim(), v.trim());
+            if seen.contains(&k) {
+                return Err(format!("CPU profile `{spec}`: `{k}` is given twice"));
+            }
+            seen.push(k);
+            let ns =
+                iosched_core::time::parse_time_nanos(v, None).filter(|&ns| ns <= 10_000_000_000).ok_or_else(|| {
+                    format!(
+                        "CPU profile `{spec}`: {k}={v}: expected a time with a unit (ns, us, ms, s), a whole number \
+                         of nanoseconds from 0 to 10s"
+                    )
+                })?;
+            let d = Duration::from_nanos(ns as u64);
+            let slot = match k {
+                "syscall" => &mut p.syscall,
+                "copy_page" => &mut p.copy_page,
+                "page_lookup" => &mut p.page_lookup,
+                "page_alloc" => &mut p.page_alloc,
+                "block_alloc" => &mut p.block_alloc,
+                "dirty_page" => &mut p.dirty_page,
+                "bio_submit" => &mut p.bio_submit,
+                "process_spawn" => &mut p.process_spawn,
+                "timeslice" => &mut p.timeslice,
+                "max_sleep_avg" => &mut p.max_sleep_avg,
+                _ => {
+                    return Err(format!(
+                        "CPU profile `{spec}`: unknown cost `{k}`; the costs are {}",
+                        Self::COSTS.join(", ")
+                    ));
+                }
+            };
+            *slot = d;
+        }
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod spec_tests {
+    use super::*;
+
+    #[test]
+    fn cpu_and_host_specs_set_values_or_say_what_is_wrong() {
+        let p = CpuProfile::by_name("piii-1000:block_alloc=11us, copy_page=16us").unwrap();
+        assert_eq!((p.block_alloc, p.copy_page), (Duration::from_micros(11), Duration::from_micros(16)));
+        assert_eq!(p.syscall, CpuProfile::piii_1000().syscall);
+        // Set after p4-ht's scaling, not scaled again.
+        assert_eq!(CpuProfile::by_name("p4-ht:block_alloc=11us").unwrap().block_alloc, Duration::from_micros(11));
+        for (spec, want) in [
+            ("piii-1000:foo=1us", "unknown cost `foo`"),
+            ("piii-1000:block_alloc=1", "expected a time with a unit"),
+            ("piii-1000:block_alloc=11s", "from 0 to 10s"),
+            ("piii-1000:block_alloc=1us,block_alloc=2us", "given twice"),
+            ("piii-1000:block_alloc", "expected cost=TIME"),
+            ("p5:block_alloc=1us", "unknown CPU profile `p5`"),
+        ] {
+            let e = CpuProfile::by_name(spec).unwrap_err();
+            assert!(e.contains(want), "{spec}: {e}");
+        }
+        let h = HostProfile::by_name("linux-2.5:reserve=60M,pdflush_threads=4", 256 << 20).unwrap();
+        assert_eq!((h.reserve_bytes, h.pdflush_threads), (60 << 20, 4));
+        for (spec, want) in [
+            ("linux-2.5:reserve=200M", "from 1M to half the memory (128 MiB)"),
+            ("linux-2.5:reserve=lots", "a size with a binary unit"),
+            ("linux-2.5:pdflush_threads=9", "1..=8"),
+            ("linux-2.5:mapped=8M", "mapped memory is --mapped"),
+        ] {
+            let e = HostProfile::by_name(spec, 256 << 20).unwrap_err();
+            assert!(e.contains(want), "{spec}: {e}");
         }
     }
 }

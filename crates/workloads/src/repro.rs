@@ -108,6 +108,12 @@ pub struct ReproOverrides {
     pub readmany_disk: Option<String>,
     /// Mapped page-cache memory of both machines (the host profile's `mapped_bytes`).
     pub mapped_bytes: Option<u64>,
+    /// The tiobench machine's CPU profile (`piii-1000:block_alloc=11us`).
+    pub tiobench_cpu: Option<String>,
+    /// The read-many machine's CPU profile.
+    pub readmany_cpu: Option<String>,
+    /// Both machines' host profile (`linux-2.5:reserve=30M`).
+    pub host: Option<String>,
 }
 
 /// The machines and sizes of a repro run.
@@ -157,6 +163,15 @@ impl ReproSetup {
         }
         if let Some(d) = &o.readmany_disk {
             self.readmany_disk = d.clone();
+        }
+        if let Some(c) = &o.tiobench_cpu {
+            self.tiobench_cpu = c.clone();
+        }
+        if let Some(c) = &o.readmany_cpu {
+            self.readmany_cpu = c.clone();
+        }
+        if let Some(h) = &o.host {
+            self.host = h.clone();
         }
         self.mapped_bytes = o.mapped_bytes.or(self.mapped_bytes);
         self

@@ -17,6 +17,7 @@
 //! ("parameter … not valid in context …") and goes on with the default, so a misspelt key
 //! would silently change the drive; we refuse it and name the nearest valid key.
 
+pub mod data;
 pub mod parse;
 pub mod validate;
 

@@ -239,6 +239,9 @@ pub fn parse_file(path: &Path) -> Result<Spec, SpecError> {
 }
 
 fn read(path: &Path, from: Option<&Loc>) -> Result<String, SpecError> {
+    if let Some(text) = super::data::lookup(path) {
+        return Ok(text.to_string());
+    }
     crate::input::read_text(path, crate::input::MAX_DISKSIM_BYTES).map_err(|e| match from {
         Some(l) => l.err(None, format!("cannot read `{}`: {e}", path.display())),
         None => SpecError { file: path.to_path_buf(), line: 0, field: None, msg: format!("cannot read: {e}") },

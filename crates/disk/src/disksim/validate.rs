@@ -54,11 +54,11 @@ pub fn validation_drives() -> &'static [&'static str] {
     &NAMES
 }
 
-/// Where the validation data lives: `data/disksim` in the repository.
+/// Where the validation data is read from by default: the copy embedded in the binary
+/// ([`super::data`]), so the validation runs wherever the binary is. [`validate_in`] reads
+/// another directory (`iosched disk validate --data DIR`).
 pub fn validation_dir() -> PathBuf {
-    // DiskSim 4.0's validation data, kept in the repository (with its COPYING) so the
-    // validation runs on any checkout.
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim")
+    PathBuf::from(super::data::DIR)
 }
 
 /// How our model did on one drive.
@@ -127,11 +127,10 @@ pub struct TraceRequest {
 
 /// Read a validation trace.
 pub fn read_trace(path: &Path) -> Result<Vec<TraceRequest>, ValidationError> {
-    let text = crate::input::read_text(path, crate::input::MAX_DISKSIM_BYTES).map_err(|e| ValidationError::Trace {
-        file: path.into(),
-        line: 0,
-        msg: format!("cannot read: {e}"),
-    })?;
+    let embedded = super::data::lookup(path).map(str::to_string);
+    let text = embedded
+        .map_or_else(|| crate::input::read_text(path, crate::input::MAX_DISKSIM_BYTES), Ok)
+        .map_err(|e| ValidationError::Trace { file: path.into(), line: 0, msg: format!("cannot read: {e}") })?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
