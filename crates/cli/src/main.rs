@@ -6,6 +6,7 @@ mod disk;
 mod real;
 mod record;
 mod schedulers;
+mod signals;
 mod sim;
 
 use clap::{Parser, Subcommand};

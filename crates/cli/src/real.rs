@@ -244,7 +244,7 @@ fn save_trace(c: &Common, report: &Report, n: usize, runs: usize) -> Result<(), 
 
 fn control() -> Result<Control, String> {
     let mut ctl = Control::new();
-    ctl.install_ctrlc()?;
+    ctl.stop = crate::signals::interrupt_flag()?;
     Ok(ctl)
 }
 

@@ -33,6 +33,24 @@ pub struct MachineArgs {
     /// Seed: the disk's initial rotational position, random offsets, and the pids that place new files. Same seed, same output.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
+    /// Simulated time one run may take at most (e.g. 30m, 2h; bare seconds): a run that
+    /// reaches it stops with a message saying what its programs were waiting for, so that
+    /// no setting can make a command run on for ever in silence.
+    #[arg(long, value_name = "TIME", default_value = MAX_SIM_TIME_DEFAULT)]
+    pub max_sim_time: String,
+}
+
+/// `--max-sim-time`'s default: far beyond every report's runs (read-many under the
+/// streaming write takes 11 simulated minutes; its own timeout is 30).
+pub const MAX_SIM_TIME_DEFAULT: &str = "4h";
+
+/// The bounds of a simulated run: `--max-sim-time`, and the SIGINT/SIGTERM flag.
+pub fn limits(max_sim_time: &str) -> Result<iosched_workloads::machine::Limits, String> {
+    let t = parse_duration(max_sim_time).map_err(|e| format!("--max-sim-time: {e}"))?;
+    if t == iosched_core::Duration::ZERO {
+        return Err(format!("--max-sim-time {max_sim_time}: expected a positive time"));
+    }
+    Ok(iosched_workloads::machine::Limits { max_sim_time: Some(t), interrupt: Some(crate::signals::interrupt_flag()?) })
 }
 
 impl MachineArgs {
@@ -63,7 +81,8 @@ impl MachineArgs {
         }
         let m = Machine::new(disk, mem, self.cpu.as_deref().unwrap_or(cpu), self.seed)
             .with_host(self.host.as_deref().unwrap_or(host))
-            .with_mapped(mapped);
+            .with_mapped(mapped)
+            .with_limits(limits(&self.max_sim_time)?);
         m.validate()?;
         Ok(m)
     }
@@ -437,6 +456,9 @@ pub struct ReproArgs {
     /// values set if wanted: linux-2.5:reserve=60M,pdflush_threads=4.
     #[arg(long, value_name = "HOST")]
     pub host: Option<String>,
+    /// Simulated time one run may take at most (see tiobench's --max-sim-time).
+    #[arg(long, value_name = "TIME", default_value = MAX_SIM_TIME_DEFAULT)]
+    pub max_sim_time: String,
 }
 
 pub fn repro(a: ReproArgs) -> Result<(), String> {
@@ -459,7 +481,7 @@ pub fn repro(a: ReproArgs) -> Result<(), String> {
         host: a.host,
     };
     let p = Progress::new("repro");
-    let cfg = ReproConfig { quick: a.quick, seed: a.seed, overrides };
+    let cfg = ReproConfig { quick: a.quick, seed: a.seed, overrides, limits: limits(&a.max_sim_time)? };
     let report = repro::run(&cfg, &|d, t, what| p.tick(d, t, what))?;
     p.finish();
     if a.json {

@@ -19,6 +19,8 @@ fn main() {
         seed: 1,
         vmstat: false,
         time_limit: Some(Instant::from_secs(600)),
+        max_sim_time: None,
+        interrupt: None,
         trace: true,
         max_bio_sectors: std::env::var("MAXS").map(|s| s.parse().unwrap()).unwrap_or(256),
     };

@@ -466,11 +466,20 @@ struct Bio {
 
 #[derive(Debug)]
 enum Ev {
-    CpuDone { task: TaskId, cpu: usize, token: u64 },
-    Timer { task: TaskId, token: u64 },
+    CpuDone {
+        task: TaskId,
+        cpu: usize,
+        token: u64,
+    },
+    Timer {
+        task: TaskId,
+        token: u64,
+    },
     Kupdate,
     Sample,
     Stop,
+    /// `max_sim_time` reached.
+    Limit,
 }
 
 /// Per-second samples like vmstat's.
@@ -520,8 +529,15 @@ pub struct SimConfig {
     pub seed: u64,
     /// Collect vmstat lines each second.
     pub vmstat: bool,
-    /// Stop at this simulated time at the latest.
+    /// Stop at this simulated time at the latest (a workload's own bound, such as
+    /// read-many's timeout: the run counts as complete).
     pub time_limit: Option<Instant>,
+    /// The bound a user sets on any run (`--max-sim-time`): a run that reaches it ends
+    /// [`Ended::SimTimeLimit`], and its report is not complete.
+    pub max_sim_time: Option<Instant>,
+    /// Set from outside (the CLI's SIGINT/SIGTERM handler) to end the run at the next
+    /// event: [`Ended::Interrupted`]. Read, never written, by the simulator.
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// Keep a blkparse-like trace of queue events.
     pub trace: bool,
     /// Largest bio the block layer builds (`bio_add_page` stops at the queue's
@@ -589,6 +605,8 @@ pub struct Sim {
     cpu_busy_sample: Duration,
     cpu_sys_sample: Duration,
     stopped: bool,
+    /// Why the run ended before its programs did, if it did.
+    ended: Option<Ended>,
     pub trace: Option<Vec<String>>,
     /// Tracing of which requests are in flight, for the blkparse-like trace.
     owners_by_bio: FastMap<ReqId, (Owner, u32)>,
@@ -678,6 +696,7 @@ impl Sim {
             cpu_busy_sample: Duration::ZERO,
             cpu_sys_sample: Duration::ZERO,
             stopped: false,
+            ended: None,
             trace,
             owners_by_bio: FastMap::default(),
             inodes_under_writeback: FastSet::default(),
@@ -702,6 +721,9 @@ impl Sim {
         }
         if let Some(t) = s.cfg.time_limit {
             s.engine.schedule(t, Ev::Stop);
+        }
+        if let Some(t) = s.cfg.max_sim_time {
+            s.engine.schedule(t, Ev::Limit);
         }
         s
     }
@@ -779,6 +801,66 @@ impl Sim {
     }
     pub fn stopped_by_limit(&self) -> bool {
         self.stopped
+    }
+
+    /// The simulated time now.
+    pub fn sim_time(&self) -> Instant {
+        self.now
+    }
+
+    /// Why the run ended before its programs finished: interrupted, or at
+    /// `--max-sim-time`. `None` for a run that finished (or met its own `time_limit`).
+    pub fn ended_early(&self) -> Option<Ended> {
+        if self.cfg.interrupt.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed)) {
+            return Some(Ended::Interrupted);
+        }
+        self.ended
+    }
+
+    /// What the programs that have not finished are waiting for, counted by kind
+    /// ("3 tasks: 2 for a request slot, 1 in fsync"): the message of a run that
+    /// `--max-sim-time` stopped.
+    pub fn waiting(&self) -> String {
+        let mut kinds: Vec<(&'static str, usize)> = Vec::new();
+        let mut n = 0;
+        for (i, task) in self.tasks.iter().enumerate() {
+            // The programs, not the kernel's daemons (always there, mostly asleep).
+            let t = TaskId(i as u32);
+            if self.pdflush.contains(&t) || self.kswapd == Some(t) {
+                continue;
+            }
+            let what = match &task.state {
+                State::Exited => continue,
+                State::Runnable | State::Running | State::Burning => "running or runnable",
+                State::Submitting => "submitting a request",
+                State::Blocked(b) => match b {
+                    Block::Page(_) => "on a page being read",
+                    Block::Slot(_) => "for a request slot",
+                    Block::Io => "for their own I/O to complete",
+                    Block::Fsync(_) => "in fsync",
+                    Block::Congestion { .. } => "in blk_congestion_wait",
+                    Block::Sleep { .. } => "sleeping",
+                    Block::Counter { .. } => "for other tasks (a barrier)",
+                    Block::Exit(_) => "for a child to exit",
+                    Block::Memory { .. } => "for free memory",
+                    #[allow(unreachable_patterns)]
+                    _ => "blocked",
+                },
+            };
+            n += 1;
+            match kinds.iter_mut().find(|(k, _)| *k == what) {
+                Some(e) => e.1 += 1,
+                None => kinds.push((what, 1)),
+            }
+        }
+        let parts: Vec<String> = kinds.iter().map(|(k, c)| format!("{c} {k}")).collect();
+        format!(
+            "{n} task{} not done: {}; {} request{} on the device",
+            if n == 1 { "" } else { "s" },
+            parts.join(", "),
+            self.device_inflight,
+            if self.device_inflight == 1 { "" } else { "s" },
+        )
     }
 
     // ---------------------------------------------------------------------------------
@@ -2424,6 +2506,7 @@ impl Sim {
 
     fn done(&self) -> bool {
         self.stopped
+            || self.cfg.interrupt.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
             || (!self.watched.is_empty()
                 && self.watched.iter().all(|&t| self.tasks[t.0 as usize].state == State::Exited))
     }
@@ -2615,9 +2698,22 @@ impl Env for Sim {
                 Ev::Kupdate => self.kupdate(),
                 Ev::Sample => self.take_sample(),
                 Ev::Stop => self.stopped = true,
+                Ev::Limit => {
+                    self.stopped = true;
+                    self.ended = Some(Ended::SimTimeLimit);
+                }
             }
         }
     }
+}
+
+/// Why a run ended before its programs finished.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// The interrupt flag was set (SIGINT or SIGTERM in the CLI).
+    Interrupted,
+    /// Simulated time reached `SimConfig::max_sim_time`.
+    SimTimeLimit,
 }
 
 /// Run `sim` with `queue` until all watched tasks exit (or the time limit).

@@ -383,6 +383,7 @@ pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, S
     let main = Launcher { cfg: cfg.clone(), files, shared: shared.clone(), spawned: Vec::new(), joined: 0 };
     spawn_watched(&mut sim, "aio-stress", Box::new(main), log.as_ref());
     host::run(&mut sim, &mut queue);
+    crate::machine::check_ended(&sim, &format!("aio-stress {spec}"))?;
     let queue_trace = cfg.machine.queue_trace(spec, "aio-stress", &mut queue)?;
     let st = shared.borrow();
     if st.end_arrivals != stages.len() as u64 * cfg.threads as u64 {

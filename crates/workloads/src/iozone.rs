@@ -577,6 +577,7 @@ pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String>
     };
     spawn_watched(&mut sim, "iozone", Box::new(prog), log.as_ref());
     host::run(&mut sim, &mut queue);
+    crate::machine::check_ended(&sim, &format!("iozone {spec}"))?;
     let queue_trace = cfg.machine.queue_trace(spec, "iozone", &mut queue)?;
     let rows = rows.take();
     if rows.len() != cfg.combos().len() {

@@ -21,6 +21,43 @@ pub struct Machine {
     /// Page-cache memory programs have mapped, if not the host profile's
     /// (`HostProfile::mapped_bytes`).
     pub mapped_bytes: Option<u64>,
+    /// Bounds on the runs made on this machine (not part of what the machine is).
+    pub limits: Limits,
+}
+
+/// What ends a simulated run early: a bound on simulated time, and an interrupt flag the
+/// caller owns (the CLI sets it on SIGINT and SIGTERM). The simulator reads both; a run
+/// they end returns an error saying which ([`check_ended`]).
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// `--max-sim-time`: simulated time a run may take at most.
+    pub max_sim_time: Option<iosched_core::Duration>,
+    pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
+
+/// Limits are how a run is bounded, not what the machine is: machines compare equal
+/// whatever their limits.
+impl PartialEq for Limits {
+    fn eq(&self, _: &Limits) -> bool {
+        true
+    }
+}
+
+/// The error for a run the simulator ended early, naming why (and, at `--max-sim-time`,
+/// what its programs were still waiting for); `Ok` for a run that finished.
+pub fn check_ended(sim: &Sim, what: &str) -> Result<(), String> {
+    match sim.ended_early() {
+        None => Ok(()),
+        Some(iosched_sim::Ended::Interrupted) => {
+            Err(format!("{what}: interrupted at simulated time {:.1} s", sim.sim_time().as_secs_f64()))
+        }
+        Some(iosched_sim::Ended::SimTimeLimit) => Err(format!(
+            "{what}: stopped at --max-sim-time ({:.0} s of simulated time): {}. Raise --max-sim-time to let it run \
+             longer",
+            sim.sim_time().as_secs_f64(),
+            sim.waiting()
+        )),
+    }
 }
 
 impl Machine {
@@ -33,7 +70,14 @@ impl Machine {
             seed,
             host: "linux-2.5".into(),
             mapped_bytes: None,
+            limits: Limits::default(),
         }
+    }
+
+    /// Bound the runs made on this machine.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// `disk ide-2003, 256 MiB, piii-1000, linux-2.5, seed 1`: the line every report
@@ -223,6 +267,8 @@ impl Machine {
             seed: self.seed,
             vmstat,
             time_limit,
+            max_sim_time: self.limits.max_sim_time.map(|d| Instant::ZERO + d),
+            interrupt: self.limits.interrupt.clone(),
             trace: false,
             max_bio_sectors: max_sectors,
         };

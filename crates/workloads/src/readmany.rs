@@ -199,6 +199,7 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     let t = sim.spawn("time", Box::new(starter), IoPrio::NONE);
     sim.watch(t);
     host::run(&mut sim, &mut queue);
+    crate::machine::check_ended(&sim, &format!("readmany {spec}"))?;
     let p = pipe.borrow();
     let start = p.start.unwrap_or(Instant::ZERO + cfg.warmup);
     let (elapsed, timed_out) = match p.end {

@@ -97,6 +97,8 @@ pub struct ReproConfig {
     /// The reports' machines with one part changed, for sensitivity studies
     /// (`benches/calibration.py`); the claims are judged against the seeds as always.
     pub overrides: ReproOverrides,
+    /// Bounds on every run (`--max-sim-time`, the interrupt flag).
+    pub limits: crate::machine::Limits,
 }
 
 /// What a repro run may change of the reports' machines: `None` keeps the report's.
@@ -240,10 +242,12 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
     let setup = ReproSetup::new(cfg.quick).with(&cfg.overrides);
     let tio_machine = Machine::new(&setup.tiobench_disk, setup.tiobench_mem_mib << 20, &setup.tiobench_cpu, cfg.seed)
         .with_host(&setup.host)
-        .with_mapped(setup.mapped_bytes);
+        .with_mapped(setup.mapped_bytes)
+        .with_limits(cfg.limits.clone());
     let rm_machine = Machine::new(&setup.readmany_disk, setup.readmany_mem_mib << 20, &setup.readmany_cpu, cfg.seed)
         .with_host(&setup.host)
-        .with_mapped(setup.mapped_bytes);
+        .with_mapped(setup.mapped_bytes)
+        .with_limits(cfg.limits.clone());
     tio_machine.validate()?;
     rm_machine.validate()?;
     let tio_cfg = TiobenchConfig {
@@ -618,7 +622,7 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
         c.check(
             &[dl_s, cfq_s],
             || dl_s < cfq_s,
-            || format!("deadline {} not before cfq-v1 {}, as the seed has it", fmt_secs(dl_s), fmt_secs(cfq_s)),
+            || format!("deadline {} not before cfq-v1 {} (the seed's order)", fmt_secs(dl_s), fmt_secs(cfq_s)),
         );
         let f = format!(
             "unloaded {un:.1} s{}; under stream-write AS {a:.1}×, deadline {d:.0}×, cfq-v1 {cf:.0}× its unloaded time; \

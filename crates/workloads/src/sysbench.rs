@@ -573,6 +573,7 @@ pub fn run(spec: &SchedSpec, cfg: &SysbenchConfig) -> Result<SysbenchReport, Str
     let main = Main { cfg: cfg.clone(), files, state: state.clone(), step: 0, i: 0, workers: Vec::new() };
     spawn_watched(&mut sim, "sysbench", Box::new(main), log.as_ref());
     host::run(&mut sim, &mut queue);
+    crate::machine::check_ended(&sim, &format!("sysbench fileio {spec}"))?;
     let queue_trace = cfg.machine.queue_trace(spec, "sysbench fileio", &mut queue)?;
     let st = state.borrow();
     let s = &st.stats;

@@ -222,6 +222,7 @@ fn run_with(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig, record: bool) 
     let t = sim.spawn("tiotest", Box::new(main), IoPrio::NONE);
     sim.watch(t);
     host::run(&mut sim, &mut queue);
+    crate::machine::check_ended(&sim, &format!("tiobench {spec} {threads} threads"))?;
     let r = results.borrow().clone();
     if r.len() != 4 {
         return Err(format!("tiobench with {threads} threads did not finish ({} phases done)", r.len()));

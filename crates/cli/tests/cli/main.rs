@@ -155,3 +155,72 @@ fn endless_and_special_inputs_are_refused_at_once() {
         assert!(err.contains("not a regular file ("), "iosched {args:?}: {err}");
     }
 }
+
+/// `iosched ARGS`, sent `signal` (by `kill`) after `after`; returns the output and how long
+/// the process took to end after the signal.
+fn signalled(args: &[&str], signal: &str, after: std::time::Duration) -> (Output, std::time::Duration) {
+    let child = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let sent = std::time::Instant::now();
+    assert!(Command::new("kill").args(["-s", signal, &child.id().to_string()]).status().unwrap().success());
+    let o = child.wait_with_output().unwrap();
+    (o, sent.elapsed())
+}
+
+/// SIGTERM stops a real run as SIGINT does: the partial report is printed (it was lost,
+/// exit 143 with nothing printed, so `timeout 10 iosched real …` kept nothing).
+#[test]
+fn sigterm_leaves_a_partial_real_report() {
+    let t = TempPath::new("sigterm.img");
+    let w = iosched(&["real", "fio-like", "--target", t.s(), "--rw", "write", "--bs", "1M", "--size", "8M"]);
+    assert!(w.status.success(), "{}", stderr(&w));
+    let args = ["real", "fio-like", "--target", t.s(), "--rw", "randread", "--size", "8M", "--runtime", "60s"];
+    for signal in ["TERM", "INT"] {
+        let (o, took) = signalled(&args, signal, std::time::Duration::from_millis(1500));
+        assert!(took < std::time::Duration::from_secs(2), "SIG{signal}: {took:?} to stop");
+        assert_eq!(o.status.code(), Some(1), "SIG{signal}: {:?} {}", o.status, stderr(&o));
+        assert!(stderr(&o).contains("stopping"), "SIG{signal}: {}", stderr(&o));
+        let out = stdout(&o);
+        assert!(
+            out.contains("fio-like job, real") && out.contains("IOPS") && out.contains("deadline"),
+            "SIG{signal}: {out}"
+        );
+    }
+}
+
+/// A simulated run that would take for ever answers SIGINT and SIGTERM at once, saying
+/// where it was; a legal setting that stalls simulated time meets --max-sim-time and
+/// names what its programs wait for.
+#[test]
+fn simulated_runs_stop_on_signals_and_at_max_sim_time() {
+    let args = ["sysbench", "fileio", "--file-test-mode", "rndrd", "--time", "2147483647"];
+    for signal in ["INT", "TERM"] {
+        let (o, took) = signalled(&args, signal, std::time::Duration::from_millis(700));
+        assert!(took < std::time::Duration::from_secs(1), "SIG{signal}: {took:?} to stop");
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains("interrupted at simulated time"), "SIG{signal}: {}", stderr(&o));
+    }
+    let o = iosched(&[
+        "tiobench",
+        "--sched",
+        "bfq:slice_idle=2147483647",
+        "--threads",
+        "2",
+        "--size",
+        "64M",
+        "--mem",
+        "64M",
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("stopped at --max-sim-time (14400 s") && e.contains("for a request slot"), "{e}");
+    let o = iosched(&["tiobench", "--threads", "2", "--size", "64M", "--mem", "64M", "--max-sim-time", "1s"]);
+    assert!(stderr(&o).contains("stopped at --max-sim-time (1 s"), "{}", stderr(&o));
+    let o = iosched(&["tiobench", "--max-sim-time", "0"]);
+    assert!(stderr(&o).contains("--max-sim-time 0: expected a positive time"), "{}", stderr(&o));
+}

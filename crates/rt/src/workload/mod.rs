@@ -20,7 +20,8 @@ use std::time::{Duration, Instant};
 /// Run control shared by a workload's threads.
 #[derive(Clone, Debug, Default)]
 pub struct Control {
-    /// Set to stop the run (Ctrl-C).
+    /// Set to stop the run: the caller owns it (the CLI sets it on SIGINT and SIGTERM);
+    /// the workload's threads finish their current request and the report covers what ran.
     pub stop: Arc<AtomicBool>,
     /// Show progress on stderr (only when it is a terminal).
     pub progress: bool,
@@ -33,29 +34,6 @@ impl Control {
     }
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
-    }
-    /// Make Ctrl-C (SIGINT/SIGTERM) set `stop` (once per process; later calls reuse the
-    /// first handler's flag).
-    pub fn install_ctrlc(&mut self) -> Result<(), String> {
-        static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
-        let mut fresh = false;
-        let f = FLAG.get_or_init(|| {
-            fresh = true;
-            Arc::clone(&self.stop)
-        });
-        if fresh {
-            let f2 = Arc::clone(f);
-            ctrlc::set_handler(move || {
-                if f2.swap(true, Ordering::SeqCst) {
-                    // Second Ctrl-C: give up at once.
-                    std::process::exit(130);
-                }
-                eprintln!("\niosched: stopping (Ctrl-C again to abort)");
-            })
-            .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
-        }
-        self.stop = Arc::clone(f);
-        Ok(())
     }
 }
 

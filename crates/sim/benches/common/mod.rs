@@ -19,6 +19,8 @@ pub fn random_direct_readers(sched: &str, tasks: u64, ops: u64) -> (Sim, Queue) 
         seed: 1,
         vmstat: false,
         time_limit: Some(Instant::from_secs(1_000_000)),
+        max_sim_time: None,
+        interrupt: None,
         trace: false,
         max_bio_sectors: 256,
     };
