@@ -3,6 +3,7 @@
 
 mod bench;
 mod disk;
+mod progress;
 mod real;
 mod record;
 mod schedulers;

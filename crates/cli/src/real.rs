@@ -245,6 +245,7 @@ fn save_trace(c: &Common, report: &Report, n: usize, runs: usize) -> Result<(), 
 fn control() -> Result<Control, String> {
     let mut ctl = Control::new();
     ctl.stop = crate::signals::interrupt_flag()?;
+    ctl.progress = crate::progress::real();
     Ok(ctl)
 }
 
@@ -252,7 +253,9 @@ fn control() -> Result<Control, String> {
 fn runtime_lines(reports: &[(String, &Report)]) -> String {
     let mut s = String::from(
         "\nRuntime (timer lateness = how late the dispatcher acted on the scheduler's \
-         idle/unplug deadlines)\n",
+         idle/unplug deadlines). CPU% is the whole process's CPU time, every thread's (the \
+         dispatcher's and the completions' too), over wall time, as tiotest and fio count theirs: \
+         on N CPUs it can reach N × 100 %.\n",
     );
     s.push_str(&format!(
         "{:<28} {:>8} {:>8} {:>9} {:>9} {:>9} {:>7}  {}\n",
@@ -371,6 +374,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
                 .ok_or_else(|| format!("--threads `{t}`: expected thread counts 1..=4096, comma separated"))
         })
         .collect::<Result<_, _>>()?;
+    let threads = crate::sim::each_once("--threads", threads)?;
     let size = parse_size(&a.size, "--size")?;
     if size % (1 << 20) != 0 || size == 0 {
         return Err(format!("--size {}: expected a positive whole number of MiB", a.size));
@@ -385,6 +389,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
                 .ok_or_else(|| format!("--phases `{p}`: expected seq_write, rand_write, seq_read or rand_read"))
         })
         .collect::<Result<_, _>>()?;
+    crate::sim::each_once("--phases", phases.iter().map(|p| p.name()).collect())?;
     let offset = parse_size(&a.offset, "--offset")?;
     if offset % (1 << 20) != 0 {
         return Err(format!("--offset {}: expected a whole number of MiB", a.offset));
@@ -397,6 +402,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
     let mut reports = Vec::new();
     let mut ended = Vec::new();
     let mut labels = Vec::new();
+    let mut partial: Option<String> = None;
     'outer: for spec in &specs {
         for &n in &threads {
             let cfg = tiobench::Config {
@@ -411,6 +417,16 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
             cfg.validate().map_err(|e| e.to_string())?;
             let run = tiobench::run(&c.target, options(c, spec.clone())?, &cfg, &ctl).map_err(|e| e.to_string())?;
             save_trace(c, &run.report, reports.len() + 1, runs)?;
+            // The phase a stop cut short is the run's last record.
+            if run.ended == Ended::Interrupted
+                && let Some(last) = run.records.last()
+            {
+                partial = Some(format!(
+                    "\nInterrupted: the {} row of {} with {n} threads covers only what ran before the stop.\n",
+                    last.phase.title().trim(),
+                    spec.text
+                ));
+            }
             records.extend(run.records);
             labels.push((spec.text.clone(), n));
             reports.push(run.report);
@@ -447,7 +463,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
         let note = tiobench_report::cut_identifiers_note(&records).unwrap_or_default();
         let rl: Vec<(String, &Report)> =
             labels.iter().zip(&reports).map(|((s, n), r)| (format!("{s} ({n} thr)"), r)).collect();
-        let tail = format!("{note}{}", runtime_lines(&rl));
+        let tail = format!("{}{note}{}", partial.unwrap_or_default(), runtime_lines(&rl));
         if a.as_printed {
             eprint!("{head}");
             print!("{table}");

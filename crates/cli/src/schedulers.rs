@@ -252,7 +252,10 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
             }
             Ok(())
         }
-        Err(m) => Err(format!("replay FAILED: {m}")),
+        Err(m) => Err(match t.lines.get(m.index) {
+            Some(line) => format!("replay FAILED at {}:{line}: {m}", a.file.display()),
+            None => format!("replay FAILED: {m}"),
+        }),
     }
 }
 

@@ -7,7 +7,7 @@ use iosched_workloads::readmany::{self, Background, ReadmanyConfig, ReadmanyResu
 use iosched_workloads::repro::{self, ReproConfig, fmt_secs};
 use iosched_workloads::tiobench::{self, TiobenchConfig};
 use iosched_workloads::tiobench_report;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 /// The simulated machine.
 #[derive(clap::Args, Debug, Clone)]
@@ -50,7 +50,11 @@ pub fn limits(max_sim_time: &str) -> Result<iosched_workloads::machine::Limits, 
     if t == iosched_core::Duration::ZERO {
         return Err(format!("--max-sim-time {max_sim_time}: expected a positive time"));
     }
-    Ok(iosched_workloads::machine::Limits { max_sim_time: Some(t), interrupt: Some(crate::signals::interrupt_flag()?) })
+    Ok(iosched_workloads::machine::Limits {
+        max_sim_time: Some(t),
+        interrupt: Some(crate::signals::interrupt_flag()?),
+        clock: Some(crate::progress::sim_clock()),
+    })
 }
 
 impl MachineArgs {
@@ -128,39 +132,30 @@ pub fn specs_fit(m: &Machine, specs: &[SchedSpec]) -> Result<(), String> {
     Ok(())
 }
 
+/// The rule of every list option (`--sched`, `--threads`, `--phases`, `--background`):
+/// an item given twice is refused, naming it, rather than run twice or dropped.
+pub fn each_once<T: PartialEq + std::fmt::Display>(opt: &str, items: Vec<T>) -> Result<Vec<T>, String> {
+    for (i, a) in items.iter().enumerate() {
+        if items[..i].contains(a) {
+            return Err(format!("{opt}: `{a}` is listed twice; give each item once"));
+        }
+    }
+    Ok(items)
+}
+
 fn parse_threads(s: &str) -> Result<Vec<u32>, String> {
-    s.split(',')
+    let v = s
+        .split(',')
         .map(|t| {
             t.trim().parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
                 format!("--threads `{s}`: expected a comma-separated list of positive counts, e.g. 32,64,128")
             })
         })
-        .collect()
+        .collect::<Result<Vec<u32>, String>>()?;
+    each_once("--threads", v)
 }
 
-/// A one-line progress display on stderr, only when it is a terminal.
-pub struct Progress {
-    on: bool,
-    what: &'static str,
-}
-
-impl Progress {
-    pub fn new(what: &'static str) -> Self {
-        Progress { on: std::io::stderr().is_terminal(), what }
-    }
-    pub fn tick(&self, done: usize, total: usize, detail: &str) {
-        if self.on {
-            let mut e = std::io::stderr().lock();
-            let _ = write!(e, "\r\x1b[K{}: {done}/{total} runs done {detail}", self.what);
-            let _ = e.flush();
-        }
-    }
-    pub fn finish(&self) {
-        if self.on {
-            let _ = write!(std::io::stderr(), "\r\x1b[K");
-        }
-    }
-}
+pub use crate::progress::Progress;
 
 // ---------------------------------------------------------------------------------------
 // tiobench
@@ -281,10 +276,12 @@ pub struct ReadmanyArgs {
     /// A setting for every scheduler (key=value; repeatable, each key once, and not one a --sched spec sets).
     #[arg(long)]
     pub set: Vec<String>,
-    /// Give up after this much simulated time (at most 24h); reported as "> timeout".
+    /// Give up after this much simulated time (a number with a unit, ms, s, m or h, or bare
+    /// seconds; at most 24h); reported as "> timeout".
     #[arg(allow_hyphen_values = true, long, default_value = "30m")]
     pub timeout: String,
-    /// How long the background load runs before the timed command (0s to 1h).
+    /// How long the background load runs before the timed command (a time with a unit, or
+    /// bare seconds; 0s to 1h).
     #[arg(allow_hyphen_values = true, long, default_value = "20s")]
     pub warmup: String,
     /// Fraction of the 2.4.19 tree to read (1 = all 11,219 files); every top-level
@@ -313,10 +310,17 @@ pub struct ReadmanyArgs {
 
 pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     let specs = specs(&a.sched, &a.set)?;
+    let given: Vec<Background> = a
+        .background
+        .split(',')
+        .map(|b| Background::parse(b.trim()).map_err(|e| format!("--background: {e}")))
+        .collect::<Result<_, _>>()?;
+    let given = each_once("--background", given.into_iter().map(|b| b.name()).collect())?;
+    // `none` always runs (the ratio column needs it), first.
     let mut bgs = vec![Background::None];
-    for b in a.background.split(',') {
-        let b = Background::parse(b.trim()).map_err(|e| format!("--background: {e}"))?;
-        if !bgs.contains(&b) {
+    for b in given {
+        let b = Background::parse(b).map_err(|e| format!("--background: {e}"))?;
+        if b != Background::None {
             bgs.push(b);
         }
     }

@@ -141,6 +141,9 @@ pub struct Trace {
     /// `# key value` comment lines, in order.
     pub meta: Vec<(String, String)>,
     pub records: Vec<Record>,
+    /// The line of each record in the text it was parsed from ([`Trace::parse`]; empty
+    /// for a trace recorded in memory), so a replay can name where it diverged.
+    pub lines: Vec<usize>,
 }
 
 impl Trace {
@@ -219,6 +222,7 @@ impl Trace {
                 return Err(ParseError { line: n, field: "id", message: format!("request {} arrives twice", rq.id) });
             }
             t.records.push(r);
+            t.lines.push(n);
         }
         if !header_seen {
             let message = format!("the file is empty: expected `{HEADER}` and records");
@@ -419,9 +423,13 @@ mod tests {
                 Record::Exit { at: Instant::from_millis(9), owner: Owner(3) },
                 Record::Timeout { at: Instant::from_millis(10) },
             ],
+            lines: Vec::new(),
         };
         let text = t.to_text();
-        assert_eq!(Trace::parse(&text).unwrap(), t);
+        let back = Trace::parse(&text).unwrap();
+        assert_eq!((&back.meta, &back.records), (&t.meta, &t.records));
+        // Each record's line: the header, the meta line, then one line per record.
+        assert_eq!(back.lines, (3..8).collect::<Vec<_>>());
     }
 
     #[test]

@@ -145,14 +145,39 @@ impl Spec {
                 Some(i) => i as i64,
                 None => return Err(bad(format!("one of: {}", names.join(", ")))),
             },
-            Kind::Millis { .. } => parse_millis(t).map_err(bad)?,
-            Kind::Nanos { .. } => parse_nanos(t).map_err(bad)?,
-            Kind::Micros { .. } => parse_micros(t).map_err(bad)?,
-            Kind::Kib { .. } => parse_kib(t).map_err(bad)?,
-            Kind::Count { .. } | Kind::Values(_) => parse_count(t).map_err(bad)?,
+            Kind::Millis { .. } => parse_millis(t).map_err(|e| self.too_big_or(t, e))?,
+            Kind::Nanos { .. } => parse_nanos(t).map_err(|e| self.too_big_or(t, e))?,
+            Kind::Micros { .. } => parse_micros(t).map_err(|e| self.too_big_or(t, e))?,
+            Kind::Kib { .. } => parse_kib(t).map_err(|e| self.too_big_or(t, e))?,
+            Kind::Count { .. } | Kind::Values(_) => parse_count(t).map_err(|e| self.too_big_or(t, e))?,
         };
         self.check(v)?;
         Ok(v)
+    }
+
+    /// The error for `text` that did not parse: out of range when it is a well-formed
+    /// number too large for 64 bits (`99999999999999999999`), else `expected`.
+    fn too_big_or(&self, text: &str, expected: String) -> TunableError {
+        let lower = text.to_ascii_lowercase();
+        let num = ["kib", "mib", "gib", "ns", "us", "µs", "ms", "k", "m", "g", "s"]
+            .iter()
+            .find_map(|u| lower.strip_suffix(u))
+            .unwrap_or(&lower)
+            .replace('_', "");
+        let num = num.trim().strip_prefix('-').unwrap_or(num.trim());
+        let numeric = !num.is_empty()
+            && num.chars().all(|c| c.is_ascii_digit() || c == '.')
+            && num.matches('.').count() <= 1
+            && num.chars().filter(char::is_ascii_digit).count() >= 19;
+        if numeric {
+            TunableError::OutOfRange {
+                name: self.name.to_string(),
+                value: text.trim().to_string(),
+                allowed: self.kind.describe_range(),
+            }
+        } else {
+            TunableError::BadValue { name: self.name.to_string(), value: text.to_string(), expected }
+        }
     }
 
     /// Check a value against the range.

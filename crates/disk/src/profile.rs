@@ -194,9 +194,12 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
             ),
         });
     }
-    if let Some(src) = builtin_source(name_or_path) {
-        let mut p = parse_profile(src, &format!("profiles/{name_or_path}.toml"))?;
-        p.origin = format!("builtin:{name_or_path}");
+    // Built-in names are matched without regard to case, as scheduler names are
+    // (`IDE-2003` as `--sched AS`), unless a file of that name is there.
+    let builtin = BUILTINS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name_or_path.trim()));
+    if let Some(&(name, src)) = builtin.filter(|(n, _)| *n == name_or_path || !Path::new(name_or_path).exists()) {
+        let mut p = parse_profile(src, &format!("profiles/{name}.toml"))?;
+        p.origin = format!("builtin:{name}");
         return Ok(p);
     }
     let path = Path::new(name_or_path);
@@ -667,12 +670,20 @@ pub fn parse_profile(src: &str, file: &str) -> Result<Profile, ProfileError> {
             if let Some(e) = too_large(src, file, &e) {
                 return Err(e);
             }
-            let line = e.span().map(|s| cx.line(s.start)).unwrap_or(0);
+            let mut line = e.span().map(|s| cx.line(s.start)).unwrap_or(0);
+            // An array left open (`surfaces = [4`) is reported where the parser gave up, at
+            // the next key: name the line that opened it instead.
+            if e.message().contains("array") && line > 1 {
+                let lines: Vec<&str> = src.lines().collect();
+                let open = (0..(line as usize).saturating_sub(1).min(lines.len())).rev().take(64).find(|&i| {
+                    lines[i].split_once('=').is_some_and(|(_, v)| v.trim_start().starts_with('[') && !v.contains(']'))
+                });
+                if let Some(i) = open {
+                    line = i as u32 + 1;
+                }
+            }
             // Name the key on that line when there is one.
-            let field = e.span().and_then(|s| {
-                let ls = src[..s.start.min(src.len())].rfind('\n').map(|i| i + 1).unwrap_or(0);
-                let l = &src[ls..];
-                let l = &l[..l.find('\n').unwrap_or(l.len())];
+            let field = src.lines().nth((line as usize).wrapping_sub(1)).and_then(|l| {
                 l.split_once('=').map(|(k, _)| k.trim().to_owned()).filter(|k| !k.is_empty() && !k.starts_with('['))
             });
             return Err(ProfileError { file: file.into(), line, field, msg: e.message().trim().to_owned() });
@@ -683,7 +694,17 @@ pub fn parse_profile(src: &str, file: &str) -> Result<Profile, ProfileError> {
     if name.trim().is_empty() {
         return Err(cx.err(doc.name.as_ref().expect("present"), "name", "expected a non-empty name"));
     }
+    if name.chars().any(char::is_control) {
+        return Err(cx.err(doc.name.as_ref().expect("present"), "name", "expected a name without control characters"));
+    }
     let description = cx.string(&doc.description, "description")?.unwrap_or("").to_owned();
+    if description.chars().any(char::is_control) {
+        return Err(cx.err(
+            doc.description.as_ref().expect("present"),
+            "description",
+            "expected one line without control characters",
+        ));
+    }
     let kind = cx.choice(&doc.kind, "kind", &["hdd", "ssd", "null"], "hdd")?;
     // A section of another kind would be read by nothing: refuse it rather than ignore it.
     let sections: [(&str, Option<std::ops::Range<usize>>, &str); 5] = [

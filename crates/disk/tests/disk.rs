@@ -199,7 +199,7 @@ fn demerit_of_identical_samples_is_zero() {
 fn disksim_errors_name_file_line_and_field() {
     let dir = std::env::temp_dir().join(format!("iosched-disk-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let src = disksim::validation_dir();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/disksim");
     for f in ["atlas10k.parv", "atlas10k.diskspecs", "atlas10k.seek"] {
         std::fs::copy(src.join(f), dir.join(f)).unwrap();
     }

@@ -212,9 +212,19 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
         }
         if item.contains('=') && !item.contains(':') {
             let Some(last) = out.last_mut().filter(|_| open) else {
+                // `as;antic_expire=0`: the name is there, with the wrong separator.
+                let example = match item.split_once(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_') {
+                    Some((name, rest)) if !name.is_empty() && !rest.starts_with('=') && rest.contains('=') => {
+                        format!("{name}:{}", rest.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()))
+                    }
+                    _ => format!("as:{item}"),
+                };
                 return Err(TunableError::Syntax {
                     spec: text.into(),
-                    expected: format!("setting `{item}` must follow a scheduler name and a colon, e.g. as:{item}"),
+                    expected: format!(
+                        "setting `{item}` must follow a scheduler name and a colon, with commas between settings, \
+                         e.g. {example}"
+                    ),
                 });
             };
             let (k, v) = split_kv(item, text)?;
@@ -249,6 +259,16 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
     }
     if out.is_empty() {
         return Err(TunableError::Syntax { spec: text.into(), expected: "at least one scheduler name".into() });
+    }
+    // One rule for every list option: an item given twice is refused, not run twice or
+    // dropped.
+    for (i, a) in out.iter().enumerate() {
+        if out[..i].iter().any(|b| b.text == a.text) {
+            return Err(TunableError::Syntax {
+                spec: text.into(),
+                expected: format!("each scheduler once; `{}` is listed twice", a.text),
+            });
+        }
     }
     Ok(out)
 }

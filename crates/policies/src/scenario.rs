@@ -285,6 +285,18 @@ impl Runner {
         if sector.checked_add(len as u64).is_none() {
             return self.err("SECTOR+LEN runs past the largest sector number");
         }
+        if op == Op::Flush && len != 0 {
+            return self.err(format!("a flush carries no data: write `flush {sector}+0`, not `+{len}`"));
+        }
+        // The block layer never builds a request larger than the queue takes.
+        let max = self.q()?.config().max_sectors;
+        if len > max {
+            return self.err(format!(
+                "LEN {len} sectors is more than the queue's max_sectors, {max} (max_sectors_kb={}): the block \
+                 layer splits larger I/O into requests of at most that",
+                max / 2
+            ));
+        }
         let mut rq = Request::read(0, sector, len, Owner(0), self.now);
         rq.op = op;
         rq.sync = op == Op::Read;

@@ -939,6 +939,7 @@ impl Dispatcher {
                 ("backend".into(), self.backend.name().into()),
             ],
             records,
+            lines: Vec::new(),
         });
         Report {
             scheduler,

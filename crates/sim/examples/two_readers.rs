@@ -21,6 +21,7 @@ fn main() {
         time_limit: Some(Instant::from_secs(600)),
         max_sim_time: None,
         interrupt: None,
+        clock: None,
         trace: true,
         max_bio_sectors: std::env::var("MAXS").map(|s| s.parse().unwrap()).unwrap_or(256),
     };

@@ -538,6 +538,9 @@ pub struct SimConfig {
     /// Set from outside (the CLI's SIGINT/SIGTERM handler) to end the run at the next
     /// event: [`Ended::Interrupted`]. Read, never written, by the simulator.
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Where the run publishes its simulated time (nanoseconds) for a progress display;
+    /// written, never read, by the simulator, so it cannot change a result.
+    pub clock: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Keep a blkparse-like trace of queue events.
     pub trace: bool,
     /// Largest bio the block layer builds (`bio_add_page` stops at the queue's
@@ -2505,6 +2508,9 @@ impl Sim {
     }
 
     fn done(&self) -> bool {
+        if let Some(c) = &self.cfg.clock {
+            c.store(self.now.as_nanos(), std::sync::atomic::Ordering::Relaxed);
+        }
         self.stopped
             || self.cfg.interrupt.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
             || (!self.watched.is_empty()

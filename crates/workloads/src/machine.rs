@@ -33,6 +33,9 @@ pub struct Limits {
     /// `--max-sim-time`: simulated time a run may take at most.
     pub max_sim_time: Option<iosched_core::Duration>,
     pub interrupt: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Where a run publishes its simulated clock (nanoseconds) as it goes, for a progress
+    /// display; written, never read, by the simulator.
+    pub clock: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// Limits are how a run is bounded, not what the machine is: machines compare equal
@@ -141,6 +144,9 @@ impl Machine {
                 "memory (--mem) {} is out of range: expected 64 MiB..=1 TiB",
                 fmt_bytes(self.mem_bytes)
             ));
+        }
+        if !self.mem_bytes.is_multiple_of(1 << 20) {
+            return Err(format!("memory (--mem) {} bytes: expected a whole number of MiB (e.g. 256M)", self.mem_bytes));
         }
         let cache = host.cache_pages() * 4096;
         if host.mapped_bytes > cache / 2 {
@@ -253,6 +259,7 @@ impl Machine {
                 ("machine".into(), self.describe()),
             ],
             records: queue.take_record(),
+            lines: Vec::new(),
         }))
     }
 
@@ -269,6 +276,7 @@ impl Machine {
             time_limit,
             max_sim_time: self.limits.max_sim_time.map(|d| Instant::ZERO + d),
             interrupt: self.limits.interrupt.clone(),
+            clock: self.limits.clock.clone(),
             trace: false,
             max_bio_sectors: max_sectors,
         };

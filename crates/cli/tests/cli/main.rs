@@ -224,3 +224,75 @@ fn simulated_runs_stop_on_signals_and_at_max_sim_time() {
     let o = iosched(&["tiobench", "--max-sim-time", "0"]);
     assert!(stderr(&o).contains("--max-sim-time 0: expected a positive time"), "{}", stderr(&o));
 }
+
+/// The audit's list of small lies and unclear errors, each with what it prints now.
+#[test]
+fn audit_cases_get_clear_errors() {
+    let err = |args: &[&str]| {
+        let o = iosched(args);
+        assert!(!o.status.success(), "iosched {args:?} succeeded");
+        stderr(&o)
+    };
+    let has = |e: String, want: &str| assert!(e.contains(want), "want `{want}` in: {e}");
+    has(err(&["tiobench", "--sched", "as;antic_expire=0"]), "with commas between settings, e.g. as:antic_expire=0");
+    has(
+        err(&["tiobench", "--sched", "as:antic_expire=99999999999999999999"]),
+        "is out of range: allowed 0..=INT_MAX ms",
+    );
+    has(err(&["sysbench", "fileio", "--percentile", "-1"]), "-1 is not in 0..=100");
+    // An array left open on line 17 is reported there, with its field.
+    let bad = TempPath::new("open-array.toml");
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../profiles/ide-2003.toml")).unwrap();
+    let line = src.lines().position(|l| l.starts_with("surfaces")).unwrap() + 1;
+    std::fs::write(&bad.0, src.replace("surfaces = 4", "surfaces = [4")).unwrap();
+    has(err(&["disk", "info", bad.s()]), &format!("{}:{line}: field `surfaces`", bad.s()));
+    // A DiskSim file that sources itself names the cycle.
+    let parv = TempPath::new("self.parv");
+    std::fs::write(&parv.0, format!("source {}\n", parv.0.file_name().unwrap().to_str().unwrap())).unwrap();
+    has(err(&["disk", "info", parv.s()]), "makes a cycle");
+    // A profile name with control characters.
+    let ctl = TempPath::new("ctl.toml");
+    std::fs::write(&ctl.0, src.replace("name = \"ide-2003\"", "name = \"ide\\u001b[2J\"")).unwrap();
+    has(err(&["disk", "info", ctl.s()]), "field `name`: expected a name without control characters");
+    // Scenario arrivals larger than the queue takes, and a flush with data.
+    let scn = TempPath::new("big.scn");
+    std::fs::write(&scn.0, "sched noop\nat 0ms\narrive a1 read 0+4294967295 owner=1\n").unwrap();
+    has(err(&["scenario", scn.s()]), "is more than the queue's max_sectors");
+    std::fs::write(&scn.0, "sched noop\nat 0ms\narrive a1 flush 0+8 owner=1\n").unwrap();
+    has(err(&["scenario", scn.s()]), "a flush carries no data");
+    // One rule for repeated list items: refused.
+    has(err(&["tiobench", "--sched", "deadline,deadline"]), "`deadline` is listed twice");
+    has(err(&["tiobench", "--threads", "2,2"]), "`2` is listed twice");
+    has(err(&["readmany", "--background", "stream-write,stream-write"]), "`stream-write` is listed twice");
+    has(err(&["tiobench", "--mem", "100000001"]), "expected a whole number of MiB");
+    // Built-in profile names, like scheduler names, are matched without regard to case.
+    let o = iosched(&["disk", "info", "IDE-2003", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Reads of files no stage wrote are said to measure the CPU.
+    let o = iosched(&["aio-stress", "-O", "-o", "3", "-s", "64", "--sched", "noop"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    has(stderr(&o), "the reads find holes");
+}
+
+/// `replay` of an edited trace names the file and line where the order diverged.
+#[test]
+fn replay_names_the_line_where_the_order_diverged() {
+    let t = TempPath::new("edited.trace");
+    let o =
+        iosched(&["tiobench", "--sched", "as", "--threads", "2", "--size", "16M", "--mem", "64M", "--record", t.s()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&t.0).unwrap();
+    // Swap the first two dispatches.
+    let lines: Vec<&str> = text.lines().collect();
+    let d: Vec<usize> =
+        lines.iter().enumerate().filter(|(_, l)| l.split(' ').nth(1) == Some("D")).map(|(i, _)| i).take(2).collect();
+    let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let id = |l: &str| l.split(' ').nth(2).unwrap().to_string();
+    let (a, b) = (id(lines[d[0]]), id(lines[d[1]]));
+    edited[d[0]] = lines[d[0]].replacen(&format!(" D {a}"), &format!(" D {b}"), 1);
+    edited[d[1]] = lines[d[1]].replacen(&format!(" D {b}"), &format!(" D {a}"), 1);
+    std::fs::write(&t.0, edited.join("\n") + "\n").unwrap();
+    let o = iosched(&["replay", t.s()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains(&format!("replay FAILED at {}:{}", t.s(), d[0] + 1)), "{}", stderr(&o));
+}

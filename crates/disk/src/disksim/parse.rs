@@ -272,6 +272,9 @@ struct Parser<'a> {
     line: u32,
     file: Arc<Path>,
     dir: PathBuf,
+    /// The files whose `source` statements led here, outermost first (this one last): a
+    /// file that sources one of them is a cycle.
+    chain: Vec<PathBuf>,
 }
 
 impl<'a> Parser<'a> {
@@ -282,6 +285,7 @@ impl<'a> Parser<'a> {
             line: 1,
             file: Arc::from(path),
             dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+            chain: vec![path.to_path_buf()],
         }
     }
 
@@ -357,8 +361,17 @@ impl<'a> Parser<'a> {
                         return Err(loc.err(None, "`source` nested too deeply"));
                     }
                     let path = self.dir.join(&f);
+                    let same = |a: &Path, b: &Path| {
+                        a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+                    };
+                    if let Some(i) = self.chain.iter().position(|c| same(c, &path)) {
+                        let cycle: Vec<String> =
+                            self.chain[i..].iter().chain([&path]).map(|p| p.display().to_string()).collect();
+                        return Err(loc.err(None, format!("`source {f}` makes a cycle: {}", cycle.join(" → "))));
+                    }
                     let text = read(&path, Some(&loc))?;
                     let mut p = Parser::new(&text, &path);
+                    p.chain = self.chain.iter().cloned().chain([path.clone()]).collect();
                     p.top(spec, depth + 1)?;
                 }
                 "instantiate" => {

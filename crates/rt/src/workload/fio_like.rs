@@ -346,15 +346,15 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
         let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
         while st.inflight > 0 {
             st = cv.wait_timeout(st, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
-            if ctl.progress && last.elapsed() >= Duration::from_millis(500) {
+            if let Some(cb) = &ctl.progress
+                && last.elapsed() >= Duration::from_millis(200)
+            {
                 last = Instant::now();
                 let n = done.load(std::sync::atomic::Ordering::Relaxed);
-                eprint!("\r{label} {:?}: {n} ios, {:.0} IOPS\x1b[K", cfg.rw, n as f64 / start.elapsed().as_secs_f64());
+                let what = format!("{label} {}", format!("{:?}", cfg.rw).to_lowercase());
+                cb(super::Tick { what: &what, done: n, total: cfg.runtime.is_none().then_some(blocks) });
             }
         }
-    }
-    if ctl.progress {
-        eprint!("\r\x1b[K");
     }
     let wall = start.elapsed();
     let cpu = crate::sys::process_cpu_time().saturating_sub(c0);

@@ -12,25 +12,43 @@ pub mod readmany;
 pub mod tiobench;
 
 use crate::error::IoError;
-use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+/// Where a workload stands, for a progress display the caller draws: `what` is running,
+/// `done` of `total` operations are complete (`total` is `None` for a timed run).
+#[derive(Clone, Copy, Debug)]
+pub struct Tick<'a> {
+    pub what: &'a str,
+    pub done: u64,
+    pub total: Option<u64>,
+}
+
+/// A caller's progress display: called about every 200 ms while a workload runs, and once
+/// with `done == total` (or, timed, at the end). The library draws nothing itself.
+pub type OnProgress = Arc<dyn Fn(Tick<'_>) + Send + Sync>;
+
 /// Run control shared by a workload's threads.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct Control {
     /// Set to stop the run: the caller owns it (the CLI sets it on SIGINT and SIGTERM);
     /// the workload's threads finish their current request and the report covers what ran.
     pub stop: Arc<AtomicBool>,
-    /// Show progress on stderr (only when it is a terminal).
-    pub progress: bool,
+    /// Progress for the caller to show (the CLI draws it on a terminal); `None`: none.
+    pub progress: Option<OnProgress>,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control").field("stop", &self.stop).field("progress", &self.progress.is_some()).finish()
+    }
 }
 
 impl Control {
-    /// Progress on when stderr is a terminal.
+    /// No progress display, not stopped.
     pub fn new() -> Control {
-        Control { stop: Arc::new(AtomicBool::new(false)), progress: std::io::stderr().is_terminal() }
+        Control { stop: Arc::new(AtomicBool::new(false)), progress: None }
     }
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
@@ -94,30 +112,36 @@ impl LatStats {
 /// SplitMix64: the core's generator (seeded with `Rng::from_state`).
 pub use iosched_core::Rng;
 
-/// Progress on stderr: `label  NN%` rewritten in place twice a second, terminal only.
-#[derive(Debug)]
+/// Progress of one phase, handed to [`Control::progress`] at most every 200 ms.
 pub(crate) struct Progress {
-    on: bool,
+    cb: Option<OnProgress>,
     label: String,
     total: u64,
     last: Instant,
 }
 
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Progress").field("label", &self.label).field("total", &self.total).finish()
+    }
+}
+
 impl Progress {
     pub(crate) fn new(ctl: &Control, label: String, total: u64) -> Progress {
-        Progress { on: ctl.progress, label, total: total.max(1), last: Instant::now() - Duration::from_secs(1) }
+        Progress { cb: ctl.progress.clone(), label, total: total.max(1), last: Instant::now() - Duration::from_secs(1) }
     }
     pub(crate) fn tick(&mut self, done: &AtomicU64) {
-        if !self.on || self.last.elapsed() < Duration::from_millis(500) {
+        let Some(cb) = &self.cb else { return };
+        if self.last.elapsed() < Duration::from_millis(200) {
             return;
         }
         self.last = Instant::now();
         let d = done.load(Ordering::Relaxed).min(self.total);
-        eprint!("\r{}  {:3}%\x1b[K", self.label, d * 100 / self.total);
+        cb(Tick { what: &self.label, done: d, total: Some(self.total) });
     }
     pub(crate) fn finish(&self) {
-        if self.on {
-            eprint!("\r\x1b[K");
+        if let Some(cb) = &self.cb {
+            cb(Tick { what: &self.label, done: self.total, total: Some(self.total) });
         }
     }
 }

@@ -21,6 +21,7 @@ pub fn random_direct_readers(sched: &str, tasks: u64, ops: u64) -> (Sim, Queue) 
         time_limit: Some(Instant::from_secs(1_000_000)),
         max_sim_time: None,
         interrupt: None,
+        clock: None,
         trace: false,
         max_bio_sectors: 256,
     };

@@ -27,6 +27,7 @@ fn sim_seeded(host: HostProfile, seed: u64, trace: bool, vmstat: bool) -> Sim {
         time_limit: Some(Instant::from_secs(3_600)),
         max_sim_time: None,
         interrupt: None,
+        clock: None,
         trace,
         max_bio_sectors: 256,
     };
