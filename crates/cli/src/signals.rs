@@ -26,3 +26,8 @@ pub fn interrupt_flag() -> Result<Arc<AtomicBool>, String> {
     })
     .clone()
 }
+
+/// Whether a SIGINT or SIGTERM has arrived (false before the handler is installed).
+pub fn interrupted() -> bool {
+    interrupt_flag().map(|f| f.load(Ordering::SeqCst)).unwrap_or(false)
+}

@@ -236,7 +236,7 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
             serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
             let _ = writeln!(out);
         }
-        return Ok(());
+        return interrupted_check("the lines are the runs that finished before it");
     }
     let head = format!(
         "tiobench (tiotest 0.3.3 semantics), simulated: {}{}",
@@ -258,7 +258,12 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
             print!("{note}");
         }
     }
-    Ok(())
+    interrupted_check("the table holds the runs that finished before it")
+}
+
+/// After a partial report: an error saying so when a signal stopped the runs.
+fn interrupted_check(what: &str) -> Result<(), String> {
+    if crate::signals::interrupted() { Err(format!("interrupted: {what}")) } else { Ok(()) }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -469,10 +469,17 @@ fn matrix(
             r
         })
         .collect();
+    // Interrupted (SIGINT/SIGTERM): the runs that finished make a partial report; the
+    // caller, which owns the flag, says so.
+    let interrupted = cfg.machine.limits.interrupt.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
     let mut out = Vec::new();
     let mut traces = Vec::new();
     for (r, &(s, _)) in runs.into_iter().zip(&jobs) {
-        let (phases, trace) = r?;
+        let (phases, trace) = match r {
+            Ok(x) => x,
+            Err(_) if interrupted => continue,
+            Err(e) => return Err(e),
+        };
         for p in phases {
             out.push(p.record(&specs[s].to_string(), cfg));
         }

@@ -296,3 +296,19 @@ fn replay_names_the_line_where_the_order_diverged() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains(&format!("replay FAILED at {}:{}", t.s(), d[0] + 1)), "{}", stderr(&o));
 }
+
+/// Progress is drawn on a terminal (stderr), and nowhere else: under `script` (a pseudo
+/// terminal) a simulated sysbench shows its bar with the simulated clock; with stderr a
+/// pipe, nothing but the report is written.
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    let args = "sysbench fileio --file-test-mode rndrd --time 900";
+    let cmd = format!("{} {args} > /dev/null", env!("CARGO_BIN_EXE_iosched"));
+    let o = Command::new("script").args(["-qec", &cmd, "/dev/null"]).output().expect("script (util-linux) runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let tty = String::from_utf8_lossy(&o.stdout);
+    assert!(tty.contains("runs:") && tty.contains("simulated"), "no progress on the terminal: {tty:?}");
+    let o = iosched(&args.split(' ').collect::<Vec<_>>());
+    assert!(o.status.success());
+    assert!(stderr(&o).is_empty(), "progress written to a pipe: {}", stderr(&o));
+}
