@@ -215,7 +215,10 @@ pub fn parse_list(text: &str) -> Result<Vec<SchedSpec>, TunableError> {
                 // `as;antic_expire=0`: the name is there, with the wrong separator.
                 let example = match item.split_once(|c: char| !c.is_ascii_alphanumeric() && c != '-' && c != '_') {
                     Some((name, rest)) if !name.is_empty() && !rest.starts_with('=') && rest.contains('=') => {
-                        format!("{name}:{}", rest.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()))
+                        format!(
+                            "{name}:{}",
+                            rest.trim_start_matches(|c: char| !c.is_ascii_alphanumeric()).replace(';', ",")
+                        )
                     }
                     _ => format!("as:{item}"),
                 };

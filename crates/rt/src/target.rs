@@ -175,9 +175,17 @@ fn write_marker(file: &File, path: &Path, data_len: u64) -> Result<(), Error> {
         .map_err(|e| Error::io(path, "writing the iosched marker block", e))
 }
 
+/// The largest data area: the marker and the area must end within a file offset (i64).
+pub const MAX_DATA_LEN: u64 = (i64::MAX as u64 - MARKER_LEN) / ALIGN as u64 * ALIGN as u64;
+
 fn check_size(size: u64) -> Result<(), Error> {
     if size == 0 || !size.is_multiple_of(ALIGN as u64) {
         return Err(Error(format!("target size {size} bytes: expected a positive multiple of {ALIGN} bytes")));
+    }
+    if size > MAX_DATA_LEN {
+        return Err(Error(format!(
+            "target size {size} bytes: more than the largest file offset allows ({MAX_DATA_LEN} bytes)"
+        )));
     }
     Ok(())
 }
@@ -239,7 +247,11 @@ fn create_file(
         return Err(Error(format!("{}: does not exist; give a size to create it", path.display())));
     };
     let file = open_direct(path, true).map_err(|e| Error::io(path, "cannot create", e))?;
-    let unwritten_from = match init_file(&file, path, 0, size, lay_out, used) {
+    // Ours from the first moment: a marker of an empty area, so that a layout killed
+    // half-way (a second Ctrl-C) leaves a file the next run recognises and lays out again,
+    // not one it refuses as someone else's.
+    let unwritten_from = match write_marker(&file, path, 0).and_then(|_| init_file(&file, path, 0, size, lay_out, used))
+    {
         Ok(u) => u,
         Err(e) => {
             drop(file);
@@ -291,6 +303,13 @@ fn file_ranges(size: u64, used: Option<&[(u64, u64)]>) -> Vec<(u64, u64)> {
 /// of `size` bytes.
 fn reserve(file: &File, path: &Path, size: u64, ranges: &[(u64, u64)]) -> Result<(), Error> {
     let approx = iosched_workloads::machine::fmt_bytes_approx;
+    // A file whose blocks cover every byte of it needs nothing (SEEK_DATA reports space
+    // fallocated but not yet written as holes on ext4 and XFS, which would count twice).
+    let meta = file.metadata().map_err(|e| Error::io(path, "cannot stat", e))?;
+    let end = ranges.last().map_or(0, |r| r.1);
+    if meta.blocks().saturating_mul(512) >= end && meta.len() >= end {
+        return Ok(());
+    }
     let mut need = 0u64;
     for &(a, b) in ranges {
         need += sys::unbacked(file, a, b - a).map_err(|e| Error::io(path, "looking for unallocated space", e))?;

@@ -241,6 +241,14 @@ impl HostProfile {
 /// `512`, `4K`, `30M`, `1G` (binary units, optional `iB`): bytes, or `None`.
 fn parse_binary_size(v: &str) -> Option<u64> {
     let v = v.trim();
+    // `MB` and the like are ambiguous (10^6 or 2^20?), as on the command line: refused.
+    if v.ends_with('B')
+        && !v.ends_with("iB")
+        && v.len() > 1
+        && v[..v.len() - 1].ends_with(|c: char| c.is_ascii_alphabetic())
+    {
+        return None;
+    }
     let v = v.strip_suffix("iB").or_else(|| v.strip_suffix('B')).unwrap_or(v);
     let (num, mult) = match v.chars().last()? {
         'K' | 'k' => (&v[..v.len() - 1], 1u64 << 10),
@@ -383,6 +391,10 @@ impl CpuProfile {
                     )
                 })?;
             let d = Duration::from_nanos(ns as u64);
+            // A zero time slice hands the CPU back and forth without time passing.
+            if matches!(k, "timeslice" | "max_sleep_avg") && d < Duration::from_millis(1) {
+                return Err(format!("CPU profile `{spec}`: {k}={v}: expected at least 1ms"));
+            }
             let slot = match k {
                 "syscall" => &mut p.syscall,
                 "copy_page" => &mut p.copy_page,

@@ -265,6 +265,18 @@ fn audit_cases_get_clear_errors() {
     has(err(&["tiobench", "--threads", "2,2"]), "`2` is listed twice");
     has(err(&["readmany", "--background", "stream-write,stream-write"]), "`stream-write` is listed twice");
     has(err(&["tiobench", "--mem", "100000001"]), "expected a whole number of MiB");
+    // Sizes and offsets that would wrap a file offset are refused before a target exists.
+    let t = TempPath::new("wrap.img");
+    has(
+        err(&["real", "tiobench", "--target", t.s(), "--threads", "4", "--size", "4M", "--offset", "17592186044415M"]),
+        "the regions would end past the largest file offset",
+    );
+    has(
+        err(&["real", "fio-like", "--target", t.s(), "--rw", "randwrite", "--size", "18446744073709547520"]),
+        "more than the largest file offset allows",
+    );
+    assert!(!t.0.exists(), "a refused target was created");
+    has(err(&["tiobench", "--cpu", "piii-1000:timeslice=0ns"]), "expected at least 1ms");
     // Built-in profile names, like scheduler names, are matched without regard to case.
     let o = iosched(&["disk", "info", "IDE-2003", "--json"]);
     assert!(o.status.success(), "{}", stderr(&o));

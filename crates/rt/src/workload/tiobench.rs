@@ -86,6 +86,21 @@ impl Config {
         if self.phases.is_empty() {
             return Err(Error("--phases: expected at least one phase".into()));
         }
+        // The regions and gaps must fit a file offset (i64): a larger --offset would wrap
+        // and lay every thread's region over the first.
+        let fits = (self.per_thread_mb().checked_add(self.offset_mb))
+            .and_then(|r| r.checked_mul(self.threads as u64))
+            .and_then(|r| r.checked_sub(self.offset_mb))
+            .filter(|&mb| mb < (i64::MAX as u64 >> 20));
+        if fits.is_none() {
+            return Err(Error(format!(
+                "--offset {} MiB with {} threads of {} MiB: the regions would end past the largest file offset \
+                 (8 EiB)",
+                self.offset_mb,
+                self.threads,
+                self.per_thread_mb()
+            )));
+        }
         Ok(())
     }
     /// tiobench.pl: `int(size / threads)`, at least 1.

@@ -39,3 +39,32 @@ pub fn assert_every_scheduler_listed() {
         assert!(listed, "tests/common SCHEDULERS misses `{}`", info.name);
     }
 }
+
+/// A tmpfs of `mib` MiB, unmounted on drop (then its directory is removed).
+pub struct Tmpfs(pub PathBuf, #[allow(dead_code)] TempDir);
+
+impl Tmpfs {
+    pub fn new(name: &str, mib: u64) -> Tmpfs {
+        let dir = TempDir::new(name);
+        let mnt = dir.path("mnt");
+        std::fs::create_dir_all(&mnt).unwrap();
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "iosched-test"])
+            .arg(&mnt)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        assert!(ok, "cannot mount a tmpfs at {}", mnt.display());
+        Tmpfs(mnt, dir)
+    }
+    pub fn free(&self) -> u64 {
+        let out = std::process::Command::new("df").args(["--output=avail", "-B1"]).arg(&self.0).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().nth(1).unwrap().trim().parse().unwrap()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}

@@ -119,19 +119,9 @@ fn libc_eio() -> i32 {
 /// ENOSPC for real: a tiny filesystem, a hole punched in our target behind the runtime's
 /// back, the rest of the space taken, then a write into the hole.
 pub fn enospc_is_reported_per_request_and_at_creation() {
-    let dir = TempDir::new("enospc");
-    let mnt = dir.path("mnt");
-    std::fs::create_dir_all(&mnt).unwrap();
-    let ok = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4m", "iosched-test"])
-        .arg(&mnt)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    assert!(ok, "cannot mount a tmpfs at {}", mnt.display());
-    let cleanup = |_: ()| {
-        let _ = Command::new("umount").arg(&mnt).status();
-    };
+    // Unmounted on drop, a failed assertion included.
+    let fs = Tmpfs::new("enospc", 4);
+    let mnt = fs.0.clone();
     // Creating a target larger than the filesystem is refused before anything is written
     // (space.rs has the rest of that) and leaves nothing.
     let big = mnt.join("big");
@@ -154,7 +144,7 @@ pub fn enospc_is_reported_per_request_and_at_creation() {
     let r = h.write(0, &mut b);
     drop(h);
     let rep = t.close().unwrap();
-    cleanup(());
+    drop(fs);
     let e = r.unwrap_err();
     assert!(matches!(e, IoError::Os { errno: 28, offset: 0, len: 65536 }), "{e}");
     assert!(e.to_string().starts_with("ENOSPC"), "{e}");

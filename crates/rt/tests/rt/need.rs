@@ -87,8 +87,26 @@ impl Need {
     }
 }
 
+/// The needs named in `var`; a name that is no need (a typo would require nothing) stops
+/// the run.
 fn env_list(var: &str) -> Vec<String> {
-    std::env::var(var).unwrap_or_default().split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
+    let v: Vec<String> = std::env::var(var)
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let known = ["io_uring", "root", "losetup", "mkfs.ext4", "tmpfs-odirect", "fio"];
+    for n in &v {
+        if !(known.contains(&n.as_str()) || (var == "IOSCHED_TEST_REQUIRE" && n == "all")) {
+            eprintln!(
+                "{var}: unknown need `{n}`; the needs are {} (and `all` for IOSCHED_TEST_REQUIRE)",
+                known.join(", ")
+            );
+            std::process::exit(2);
+        }
+    }
+    v
 }
 
 /// Whether we run as root (loop devices, mounts).
@@ -120,9 +138,16 @@ fn tmpfs_odirect_missing() -> Option<String> {
         Some("cannot mount a tmpfs".to_string())
     } else {
         const O_DIRECT: i32 = 0o40000;
-        let r = std::fs::OpenOptions::new().create(true).write(true).custom_flags(O_DIRECT).open(dir.join("f"));
+        // The file is closed (the result dropped) before the unmount, which it would block.
+        let why = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .custom_flags(O_DIRECT)
+            .open(dir.join("f"))
+            .err()
+            .map(|e| format!("tmpfs refuses O_DIRECT here: {e}"));
         let _ = Command::new("umount").arg(&dir).status();
-        r.err().map(|e| format!("tmpfs refuses O_DIRECT here: {e}"))
+        why
     };
     let _ = std::fs::remove_dir_all(&dir);
     why

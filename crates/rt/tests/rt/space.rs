@@ -6,37 +6,7 @@
 use crate::common::*;
 use iosched_rt::workload::{Control, fio_like, tiobench};
 use iosched_workloads::tiobench_report::Phase;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// A tmpfs of `mib` MiB, unmounted on drop (then its directory is removed).
-struct Tmpfs(PathBuf, #[allow(dead_code)] TempDir);
-
-impl Tmpfs {
-    fn new(name: &str, mib: u64) -> Tmpfs {
-        let dir = TempDir::new(name);
-        let mnt = dir.path("mnt");
-        std::fs::create_dir_all(&mnt).unwrap();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "iosched-test"])
-            .arg(&mnt)
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        assert!(ok, "cannot mount a tmpfs at {}", mnt.display());
-        Tmpfs(mnt, dir)
-    }
-    fn free(&self) -> u64 {
-        let out = Command::new("df").args(["--output=avail", "-B1"]).arg(&self.0).output().unwrap();
-        String::from_utf8_lossy(&out.stdout).lines().nth(1).unwrap().trim().parse().unwrap()
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
+use std::path::Path;
 
 fn tio(size_mb: u64, offset_mb: u64) -> tiobench::Config {
     tiobench::Config {
