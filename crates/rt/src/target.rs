@@ -503,6 +503,20 @@ fn open_file_readonly(path: &Path, len: u64, size: Option<u64>) -> Result<Target
             path.display()
         )));
     }
+    // Holes (and, on ext4 and XFS, space reserved but never written) read back as zeros
+    // without touching the device: say so, since such reads measure nothing.
+    let area = size.unwrap_or(data_len);
+    if let Ok(holes) = sys::unbacked(&file, data_offset, area)
+        && holes > 0
+    {
+        eprintln!(
+            "{}: note: {} of the {} read holds no written data; a filesystem answers such reads with zeros \
+             without the device, so they measure nothing (write the target first)",
+            path.display(),
+            iosched_workloads::machine::fmt_bytes_approx(holes),
+            iosched_workloads::machine::fmt_bytes_approx(area)
+        );
+    }
     Ok(TargetFile {
         path: path.to_path_buf(),
         file: Arc::new(file),
