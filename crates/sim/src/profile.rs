@@ -189,26 +189,13 @@ impl HostProfile {
     /// a chosen or fitted value can be varied from the command line
     /// (`docs/calibration.md`). A key given twice or unknown is refused.
     pub fn by_name(spec: &str, mem_bytes: u64) -> Result<Self, String> {
-        let (name, settings) = match spec.split_once(':') {
-            Some((n, rest)) => (n.trim(), Some(rest)),
-            None => (spec.trim(), None),
-        };
+        let (name, settings) = split_spec(spec, "host profile", "key=value", "reserve=30M")?;
         let mut h = match name {
             "linux-2.5" => Self::linux_2003(mem_bytes),
             "linux-2.6" => Self::linux_2007(mem_bytes),
             _ => return Err(format!("unknown host profile `{name}`; available: {}", Self::NAMES.join(", "))),
         };
-        let Some(settings) = settings else { return Ok(h) };
-        let mut seen: Vec<&str> = Vec::new();
-        for kv in settings.split(',') {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| format!("host profile `{spec}`: `{kv}`: expected key=value, e.g. reserve=30M"))?;
-            let (k, v) = (k.trim(), v.trim());
-            if seen.contains(&k) {
-                return Err(format!("host profile `{spec}`: `{k}` is given twice"));
-            }
-            seen.push(k);
+        for (k, v) in settings {
             let bad = |what: &str| format!("host profile `{spec}`: {k}={v}: expected {what}");
             match k {
                 "reserve" => {
@@ -236,6 +223,26 @@ impl HostProfile {
     pub fn cache_pages(&self) -> u64 {
         (self.mem_bytes - self.reserve_bytes) / 4096
     }
+}
+
+/// The `key=value` settings of a spec, in order.
+type Settings<'a> = Vec<(&'a str, &'a str)>;
+
+/// `NAME[:key=value,…]`, the form of CPU and host specs: the name and the settings, each
+/// key once. `what`, `form` and `example` go into the errors.
+fn split_spec<'a>(spec: &'a str, what: &str, form: &str, example: &str) -> Result<(&'a str, Settings<'a>), String> {
+    let Some((name, rest)) = spec.split_once(':') else { return Ok((spec.trim(), Vec::new())) };
+    let mut out: Vec<(&str, &str)> = Vec::new();
+    for kv in rest.split(',') {
+        let (k, v) =
+            kv.split_once('=').ok_or_else(|| format!("{what} `{spec}`: `{kv}`: expected {form}, e.g. {example}"))?;
+        let (k, v) = (k.trim(), v.trim());
+        if out.iter().any(|(seen, _)| *seen == k) {
+            return Err(format!("{what} `{spec}`: `{k}` is given twice"));
+        }
+        out.push((k, v));
+    }
+    Ok((name.trim(), out))
 }
 
 /// `512`, `4K`, `30M`, `1G` (binary units, optional `iB`): bytes, or `None`.
@@ -362,27 +369,14 @@ impl CpuProfile {
     /// (`docs/calibration.md`). A cost given twice, an unknown one, or a time that is not
     /// a whole number of nanoseconds up to 10 s is refused.
     pub fn by_name(spec: &str) -> Result<Self, String> {
-        let (name, settings) = match spec.split_once(':') {
-            Some((n, rest)) => (n.trim(), Some(rest)),
-            None => (spec.trim(), None),
-        };
+        let (name, settings) = split_spec(spec, "CPU profile", "cost=TIME", "block_alloc=11us")?;
         let mut p = match name {
             "piii-1000" => Self::piii_1000(),
             "p4-2000" => Self::p4_2000(),
             "p4-ht" => Self::p4_ht(),
             _ => return Err(format!("unknown CPU profile `{name}`; available: {}", Self::NAMES.join(", "))),
         };
-        let Some(settings) = settings else { return Ok(p) };
-        let mut seen: Vec<&str> = Vec::new();
-        for kv in settings.split(',') {
-            let (k, v) = kv
-                .split_once('=')
-                .ok_or_else(|| format!("CPU profile `{spec}`: `{kv}`: expected cost=TIME, e.g. block_alloc=11us"))?;
-            let (k, v) = (k.trim(), v.trim());
-            if seen.contains(&k) {
-                return Err(format!("CPU profile `{spec}`: `{k}` is given twice"));
-            }
-            seen.push(k);
+        for (k, v) in settings {
             let ns =
                 iosched_core::time::parse_time_nanos(v, None).filter(|&ns| ns <= 10_000_000_000).ok_or_else(|| {
                     format!(
