@@ -374,7 +374,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
                 .ok_or_else(|| format!("--threads `{t}`: expected thread counts 1..=4096, comma separated"))
         })
         .collect::<Result<_, _>>()?;
-    let threads = crate::sim::each_once("--threads", threads)?;
+    let threads = crate::sim::each_once("--threads", threads, |n| *n)?;
     let size = parse_size(&a.size, "--size")?;
     if size % (1 << 20) != 0 || size == 0 {
         return Err(format!("--size {}: expected a positive whole number of MiB", a.size));
@@ -389,7 +389,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
                 .ok_or_else(|| format!("--phases `{p}`: expected seq_write, rand_write, seq_read or rand_read"))
         })
         .collect::<Result<_, _>>()?;
-    crate::sim::each_once("--phases", phases.iter().map(|p| p.name()).collect())?;
+    let phases = crate::sim::each_once("--phases", phases, |p| p.name())?;
     let offset = parse_size(&a.offset, "--offset")?;
     if offset % (1 << 20) != 0 {
         return Err(format!("--offset {}: expected a whole number of MiB", a.offset));

@@ -65,10 +65,7 @@ impl MachineArgs {
 
     pub fn machine_on(&self, disk: &str, mem: &str, cpu: &str, host: &str) -> Result<Machine, String> {
         let mem = parse_size(self.mem.as_deref().unwrap_or(mem)).map_err(|e| format!("--mem: {e}"))?;
-        let mapped = match self.mapped.as_deref() {
-            Some(s) => Some(parse_size(s).map_err(|e| format!("--mapped: {e}"))?),
-            None => None,
-        };
+        let mapped = opt_size("--mapped", self.mapped.as_deref())?;
         let disk = self.disk.as_deref().unwrap_or(disk);
         if disk.trim().is_empty() {
             return Err(
@@ -134,13 +131,23 @@ pub fn specs_fit(m: &Machine, specs: &[SchedSpec]) -> Result<(), String> {
 
 /// The rule of every list option (`--sched`, `--threads`, `--phases`, `--background`):
 /// an item given twice is refused, naming it, rather than run twice or dropped.
-pub fn each_once<T: PartialEq + std::fmt::Display>(opt: &str, items: Vec<T>) -> Result<Vec<T>, String> {
+/// `name` spells an item as the user wrote it.
+pub fn each_once<T: PartialEq, D: std::fmt::Display>(
+    opt: &str,
+    items: Vec<T>,
+    name: impl Fn(&T) -> D,
+) -> Result<Vec<T>, String> {
     for (i, a) in items.iter().enumerate() {
         if items[..i].contains(a) {
-            return Err(format!("{opt}: `{a}` is listed twice; give each item once"));
+            return Err(format!("{opt}: `{}` is listed twice; give each item once", name(a)));
         }
     }
     Ok(items)
+}
+
+/// An optional size option (`--mapped`), naming the option in its error.
+fn opt_size(opt: &str, s: Option<&str>) -> Result<Option<u64>, String> {
+    s.map(|s| parse_size(s).map_err(|e| format!("{opt}: {e}"))).transpose()
 }
 
 fn parse_threads(s: &str) -> Result<Vec<u32>, String> {
@@ -152,7 +159,7 @@ fn parse_threads(s: &str) -> Result<Vec<u32>, String> {
             })
         })
         .collect::<Result<Vec<u32>, String>>()?;
-    each_once("--threads", v)
+    each_once("--threads", v, |n| *n)
 }
 
 pub use crate::progress::Progress;
@@ -320,15 +327,9 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
         .split(',')
         .map(|b| Background::parse(b.trim()).map_err(|e| format!("--background: {e}")))
         .collect::<Result<_, _>>()?;
-    let given = each_once("--background", given.into_iter().map(|b| b.name()).collect())?;
     // `none` always runs (the ratio column needs it), first.
     let mut bgs = vec![Background::None];
-    for b in given {
-        let b = Background::parse(b).map_err(|e| format!("--background: {e}"))?;
-        if b != Background::None {
-            bgs.push(b);
-        }
-    }
+    bgs.extend(each_once("--background", given, |b| b.name())?.into_iter().filter(|&b| b != Background::None));
     if !(a.tree_scale > 0.0 && a.tree_scale <= 1.0) {
         return Err(format!("--tree-scale {}: expected a fraction in (0, 1]", a.tree_scale));
     }
@@ -477,10 +478,7 @@ pub fn repro(a: ReproArgs) -> Result<(), String> {
     };
     check_disk("--tiobench-disk", &a.tiobench_disk)?;
     check_disk("--readmany-disk", &a.readmany_disk)?;
-    let mapped_bytes = match a.mapped.as_deref() {
-        Some(s) => Some(parse_size(s).map_err(|e| format!("--mapped: {e}"))?),
-        None => None,
-    };
+    let mapped_bytes = opt_size("--mapped", a.mapped.as_deref())?;
     let overrides = repro::ReproOverrides {
         tiobench_disk: a.tiobench_disk,
         readmany_disk: a.readmany_disk,

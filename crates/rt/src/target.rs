@@ -149,6 +149,13 @@ fn open_direct(path: &Path, create_new: bool) -> std::io::Result<File> {
     o.open(path)
 }
 
+/// Why an existing file could not be opened (`how`: "" or " read-only"), with the likely
+/// cause of EINVAL.
+fn open_error(path: &Path, how: &str, e: std::io::Error) -> Error {
+    let hint = if e.raw_os_error() == Some(libc::EINVAL) { " (the filesystem may not support O_DIRECT)" } else { "" };
+    Error(format!("{}: cannot open{how} with O_DIRECT: {e}{hint}", path.display()))
+}
+
 /// `len` bytes at `off`, both multiples of `align` (the device's logical block), for
 /// O_DIRECT. The buffer is `len` long: the bytes read, then zeros past the end of a file
 /// (a short read ends the reading).
@@ -332,8 +339,7 @@ fn reserve(file: &File, path: &Path, size: u64, ranges: &[(u64, u64)]) -> Result
         )));
     }
     eprintln!("{}: reserving {} of {} free on its filesystem", path.display(), approx(need), approx(free));
-    let len = file.metadata().map_err(|e| Error::io(path, "cannot stat", e))?.len();
-    if len < MARKER_LEN + size {
+    if meta.len() < MARKER_LEN + size {
         file.set_len(MARKER_LEN + size).map_err(|e| Error::io(path, "cannot extend", e))?;
     }
     for &(a, b) in ranges {
@@ -361,18 +367,19 @@ fn init_file(
     let ranges = file_ranges(size, used);
     let r = (|| {
         reserve(file, path, size, &ranges)?;
-        if lay_out && size > from {
+        // The used parts past the `from` bytes that exist already.
+        let new: Vec<(u64, u64)> =
+            ranges.iter().map(|&(a, b)| (a.max(MARKER_LEN + from), b)).filter(|&(a, b)| a < b).collect();
+        if lay_out && !new.is_empty() {
             eprintln!(
                 "{}: laying out {} before use (new space reads as holes)",
                 path.display(),
-                iosched_workloads::machine::fmt_bytes(
-                    ranges.iter().map(|&(a, b)| b.min(MARKER_LEN + size) - a.max(MARKER_LEN + from).min(b)).sum()
-                )
+                iosched_workloads::machine::fmt_bytes(new.iter().map(|&(a, b)| b - a).sum())
             );
             let mut buf = IoBuf::new(LAYOUT_CHUNK.min(size - from) as usize);
             buf.fill(0x5a);
-            for &(a, b) in &ranges {
-                let mut off = a.max(MARKER_LEN + from);
+            for &(a, b) in &new {
+                let mut off = a;
                 while off < b {
                     let n = LAYOUT_CHUNK.min(b - off) as usize;
                     file.write_all_at(&buf[..n], off).map_err(|e| {
@@ -403,11 +410,7 @@ fn open_file(
     lay_out: bool,
     used: Option<&[(u64, u64)]>,
 ) -> Result<TargetFile, Error> {
-    let file = open_direct(path, false).map_err(|e| {
-        let hint =
-            if e.raw_os_error() == Some(libc::EINVAL) { " (the filesystem may not support O_DIRECT)" } else { "" };
-        Error(format!("{}: cannot open with O_DIRECT: {e}{hint}", path.display()))
-    })?;
+    let file = open_direct(path, false).map_err(|e| open_error(path, "", e))?;
     let mut t = TargetFile {
         path: path.to_path_buf(),
         file: Arc::new(file),
@@ -480,11 +483,11 @@ fn open_file(
 /// A file for a load that only reads: opened read-only, nothing written. Ours (with the
 /// marker): its data area. Anyone else's: the whole file, from byte 0, as it is.
 fn open_file_readonly(path: &Path, len: u64, size: Option<u64>) -> Result<TargetFile, Error> {
-    let file = OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path).map_err(|e| {
-        let hint =
-            if e.raw_os_error() == Some(libc::EINVAL) { " (the filesystem may not support O_DIRECT)" } else { "" };
-        Error(format!("{}: cannot open read-only with O_DIRECT: {e}{hint}", path.display()))
-    })?;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .map_err(|e| open_error(path, " read-only", e))?;
     let head = if len >= MARKER_LEN { read_at(&file, path, 0, ALIGN, ALIGN)? } else { Vec::new() };
     let whole = |from: u64| len.saturating_sub(from) / ALIGN as u64 * ALIGN as u64;
     let (data_offset, data_len) = match parse_marker(&head) {

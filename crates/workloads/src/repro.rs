@@ -436,8 +436,8 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
     };
     let labels = ["Deadline", "Antsched", "Antsched-8192"];
     let mut out = Vec::new();
-    let mut push = |id: u32, text: &str, c: &Checks, figures: &str| {
-        out.push(Claim { id, text: text.into(), pass: c.pass(), figures: c.figures(figures) });
+    let mut push = |id: u32, text: &str, pass: bool, figures: String| {
+        out.push(Claim { id, text: text.into(), pass, figures });
     };
 
     // 1. Sequential reads: AS ≥ 1.7× deadline; AS-8192's device near platter speed at the
@@ -475,8 +475,8 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
             1,
             "Sequential reads: AS ≥ 1.7× deadline at every thread count; AS-8192's device reads within 15 % of the \
              disk's sustained rate",
-            &c,
-            &f,
+            c.pass(),
+            c.figures(&f),
         );
     }
     // 2. Random reads.
@@ -509,7 +509,7 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
         } else {
             "Random reads: the three within ±30 % of each other and within 2× of the seed; latency grows with threads"
         };
-        push(2, text, &c, &f);
+        push(2, text, c.pass(), c.figures(&f));
     }
     // 3. Sequential writes.
     {
@@ -537,7 +537,7 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
         } else {
             "Sequential writes: max/min ≤ 1.35, within 1.5× of the seed, AS-8192 ≥ AS"
         };
-        push(3, text, &c, &f);
+        push(3, text, c.pass(), c.figures(&f));
     }
     // 4. Random writes: the 8192 slots absorb the writes.
     {
@@ -562,16 +562,8 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
                  writers may hardly wait, or AS-8192's may): this claim needs the full run",
             );
         }
-        out.push(Claim {
-            id: 4,
-            text: "Random writes: AS-8192's average latency ≥ 10× lower than deadline's and AS's".into(),
-            pass: c.pass(),
-            figures: f,
-        });
+        push(4, "Random writes: AS-8192's average latency ≥ 10× lower than deadline's and AS's", c.pass(), f);
     }
-    let mut push = |id: u32, text: &str, c: &Checks, figures: &str| {
-        out.push(Claim { id, text: text.into(), pass: c.pass(), figures: c.figures(figures) });
-    };
     // 5. CPU efficiency. The host's CPU costs were fitted to the seed's own CPU columns
     //    (docs/calibration.md), so this checks the fit, not a prediction.
     {
@@ -594,8 +586,8 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
             5,
             "CPU: sequential reads' CPU Eff ≥ 2× sequential writes' (a check of the CPU costs fitted to the seed's \
              CPU columns, not a prediction)",
-            &c,
-            &f,
+            c.pass(),
+            c.figures(&f),
         );
     }
     // 6. Read-many-files.
@@ -639,7 +631,7 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
             "Read-many-files: unloaded within ±35 % of 7.9 s; under stream-write AS ≤ 3×, deadline and cfq-v1 ≥ 20×, \
              deadline before cfq-v1 as in the seed"
         };
-        push(6, text, &c, &f);
+        push(6, text, c.pass(), c.figures(&f));
     }
     // 7. Absolute sequential-read rates (full runs only: quick runs use other sizes).
     if !quick {
@@ -656,7 +648,7 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
                 let _ = write!(f, "{l}@{n} {x:.1} vs {s:.1}; ");
             }
         }
-        push(7, "Absolute sequential-read rates within 1.5× of the seed (deadline, AS)", &c, &f);
+        push(7, "Absolute sequential-read rates within 1.5× of the seed (deadline, AS)", c.pass(), c.figures(&f));
     }
     out
 }
