@@ -19,7 +19,12 @@ use std::time::{Duration, Instant};
 const BOUND: Duration = Duration::from_secs(5);
 
 fn cases() -> u32 {
-    std::env::var("IOSCHED_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
+    match std::env::var("IOSCHED_FUZZ_CASES") {
+        Err(_) => 300,
+        Ok(v) => v.parse().ok().filter(|&n| n > 0).unwrap_or_else(|| {
+            panic!("IOSCHED_FUZZ_CASES={v}: expected a positive number of cases per target, e.g. 100000")
+        }),
+    }
 }
 
 fn config() -> ProptestConfig {
