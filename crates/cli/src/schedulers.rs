@@ -1,7 +1,7 @@
 //! `iosched schedulers`, `iosched scenario`, `iosched replay`.
 
 use iosched_core::{QUEUE_TUNABLES, QueueConfig, Spec, trace};
-use iosched_policies::{SCHEDULERS, SchedSpec, new_scheduler};
+use iosched_policies::{SchedSpec, policies};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -85,8 +85,8 @@ pub fn run(a: Args) -> Result<(), String> {
         None => None,
     };
     let mut listing = Listing { schedulers: Vec::new(), queue_tunables: Vec::new() };
-    for info in SCHEDULERS.iter().filter(|i| wanted.is_none_or(|w| w == i.name)) {
-        let s = new_scheduler(info.name, hz).expect("registered");
+    for info in policies().into_iter().filter(|i| wanted.is_none_or(|w| w == i.name)) {
+        let s = (info.new)(hz);
         listing.schedulers.push(SchedRow {
             name: info.name,
             aliases: info.aliases,

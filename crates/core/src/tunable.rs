@@ -198,6 +198,74 @@ impl Spec {
     }
 }
 
+/// Declare a policy's tunables once: each one's [`Spec`], how to show its value and how to
+/// store a new one, in one line — as the kernel declares a sysfs file once with its
+/// `SHOW_FUNCTION` / `STORE_FUNCTION` macros and one `elv_fs_entry` table. Used inside an
+/// `impl Scheduler for …` block, it writes the trait's `tunables`, `get_tunable` and
+/// `set_tunable`:
+///
+/// ```
+/// # use iosched_core::{Ctx, Decision, Instant, Request, Scheduler, Spec};
+/// #[derive(Debug)]
+/// struct Fifo { batch: i64, front_merges: bool }
+/// impl Scheduler for Fifo {
+///     fn name(&self) -> &'static str { "fifo" }
+///     iosched_core::tunables! {
+///         Spec::count("fifo_batch", 1, 64, "requests per batch")
+///             => get |s| s.batch, set |s, v| s.batch = v;
+///         Spec::boolean("front_merges", "look for front merges")
+///             => get |s| s.front_merges as i64, set |s, v| s.front_merges = v != 0;
+///     }
+/// #   fn insert(&mut self, _: Instant, _: &Request, _: &mut Ctx) {}
+/// #   fn dispatch(&mut self, _: Instant, _: &mut Ctx) -> Decision { Decision::Empty }
+/// #   fn drain(&mut self, _: Instant, _: &mut Ctx) {}
+/// #   fn poll_timeout(&self) -> Option<Instant> { None }
+/// #   fn handle_timeout(&mut self, _: Instant, _: &mut Ctx) {}
+/// #   fn is_empty(&self) -> bool { true }
+/// #   fn queued(&self) -> usize { 0 }
+/// }
+/// let mut f = Fifo { batch: 16, front_merges: true };
+/// assert_eq!(f.tunables().len(), 2);
+/// f.set_tunable("fifo_batch", 4);
+/// assert_eq!(f.get_tunable("fifo_batch"), Some(4));
+/// assert_eq!(f.get_tunable("read_expire"), None);
+/// ```
+///
+/// `get` returns the value in the tunable's sysfs unit; `set` receives a value already
+/// parsed and range-checked against the spec. With no entries the policy has no tunables.
+#[macro_export]
+macro_rules! tunables {
+    ($($spec:expr => get |$g:ident| $get:expr, set |$s:ident, $v:ident| $set:expr;)*) => {
+        fn tunables(&self) -> &'static [$crate::Spec] {
+            const TABLE: &[$crate::Spec] = &[$($spec),*];
+            TABLE
+        }
+        fn get_tunable(&self, name: &str) -> Option<i64> {
+            $({
+                const SPEC: $crate::Spec = $spec;
+                if name == SPEC.name {
+                    let $g = self;
+                    return Some($get);
+                }
+            })*
+            let _ = name;
+            None
+        }
+        #[allow(unused_variables)]
+        fn set_tunable(&mut self, name: &str, value: i64) {
+            $({
+                const SPEC: $crate::Spec = $spec;
+                if name == SPEC.name {
+                    let ($s, $v) = (self, value);
+                    $set;
+                    return;
+                }
+            })*
+            unreachable!("{} has no tunable {name}", self.name())
+        }
+    };
+}
+
 /// A duration in whole milliseconds: `6`, `6ms`, `1s`, `1.5s`, `2000us`.
 fn parse_millis(t: &str) -> Result<i64, String> {
     parse_whole(t, 1_000_000, "milliseconds", "6, 6ms, 1s")

@@ -15,12 +15,10 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
 
-const SCHEDULERS: [&str; 8] = ["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber", "bfq"];
-
 fn per_request(c: &mut Criterion) {
     let mut g = c.benchmark_group("per_request");
     g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2)).sample_size(20);
-    for sched in SCHEDULERS {
+    for sched in iosched_policies::SCHEDULERS.iter().map(|p| p.name) {
         for owners in [1u64, 100, 10_000] {
             let mut st = State::new(sched, owners, 10_000);
             g.bench_with_input(BenchmarkId::new(sched, owners), &owners, |b, _| {
@@ -37,7 +35,7 @@ fn per_request(c: &mut Criterion) {
 fn queue_length(c: &mut Criterion) {
     let mut g = c.benchmark_group("queue_length");
     g.warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(2)).sample_size(20);
-    for sched in SCHEDULERS {
+    for sched in iosched_policies::SCHEDULERS.iter().map(|p| p.name) {
         for queued in [100u64, 1_000, 10_000, 100_000] {
             let mut st = State::new(sched, 100, queued);
             g.bench_with_input(BenchmarkId::new(sched, queued), &queued, |b, _| {

@@ -30,6 +30,7 @@
 //! one `antic_expire`) once it is at the head of its FIFO.
 
 use crate::common::{Fifo, IoStats, SortTree, choose_by_position};
+use crate::registry::{Policy, WaitBound};
 use iosched_core::{
     Ctx, Decision, Dir, FastMap, Hz, IdMap, Instant, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request, Scheduler,
     Spec, Status,
@@ -43,63 +44,6 @@ const BACK_PENALTY: u64 = 2;
 
 /// The kernel versions whose anticipation heuristics are available.
 const VERSIONS: &[&str] = &["2.6.20", "2.6.12"];
-
-const TUNABLES: &[Spec] = &[
-    Spec::choice(
-        "version",
-        VERSIONS,
-        "anticipation heuristics of 2.6.20, or of 2.6.12 (= 2.5.75–2.6.17: 64-sector close window, older rule order; the closest recoverable relative of the 2003 -mm AS)",
-    ),
-    Spec::millis(
-        "read_expire",
-        0,
-        i32::MAX as i64,
-        "FIFO deadline of sync requests; also the minimum interval between sync FIFO checks",
-    ),
-    Spec::millis(
-        "write_expire",
-        0,
-        i32::MAX as i64,
-        "FIFO deadline of async requests; also the minimum interval between async FIFO checks",
-    ),
-    Spec::millis("read_batch_expire", 0, i32::MAX as i64, "length of a read batch while writes are waiting"),
-    Spec::millis(
-        "write_batch_expire",
-        0,
-        i32::MAX as i64,
-        "target length of a write batch (the write batch count is autotuned to it)",
-    ),
-    Spec::millis(
-        "antic_expire",
-        0,
-        i32::MAX as i64,
-        "longest wait for the anticipated process's next request (0 = never anticipate)",
-    ),
-    Spec::boolean(
-        "close_req_ms_quirk",
-        "QUIRK-AS-1 (2.6.20): as_close_req compares milliseconds waited with antic_expire in jiffies; 0 = later kernels' jiffies",
-    ),
-    Spec::boolean(
-        "front_merge_dir_quirk",
-        "QUIRK-AS-2 (2.6.20): front-merge lookup indexes the sync/async trees by data direction, so reads never front-merge",
-    ),
-    Spec::boolean(
-        "dispatched_until_activate_quirk",
-        "QUIRK-AS-4 (2.6.20): a process's 'dispatched' count drops when the driver starts a request, not when it completes",
-    ),
-    Spec::boolean(
-        "initial_batch_async_quirk",
-        "QUIRK-AS-5 (2.6.20): the first batch direction is async (zeroed struct)",
-    ),
-    Spec::boolean(
-        "merge_swaps_ioc",
-        "QUIRK-AS-6: 1 = 2.6.18 and earlier, where a request merge swapped io_contexts; 2.6.20's swap has no effect (0)",
-    ),
-    Spec::boolean(
-        "merge_stamps_ioc_quirk",
-        "QUIRK-AS-7 (2.6.20): a sync request merged away stamps its owner's last completion time as if it had completed",
-    ),
-];
 
 /// `enum anticipation_status`.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -166,6 +110,19 @@ struct AsRq {
     fifo_key: u64,
     state: RqState,
 }
+
+/// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
+pub const POLICY: Policy = Policy {
+    name: "anticipatory",
+    aliases: &["as"],
+    follows: "Linux 2.6.20 block/as-iosched.c",
+    summary: "deadline-like read/write batches plus anticipation of a process's next read",
+    new: |hz| Box::new(Anticipatory::new(hz)),
+    variants: &[],
+    // At the head of the async FIFO (anticipatory.md, "Waiting bound"):
+    // 2·write_expire + read_batch_expire + antic_expire + D·t, plus jiffy rounding.
+    waiting_bound: |_| WaitBound::HeadMs(2 * 250 + 500 + 7 + 10 + 5),
+};
 
 #[derive(Debug)]
 pub struct Anticipatory {
@@ -711,50 +668,91 @@ impl Scheduler for Anticipatory {
     fn name(&self) -> &'static str {
         "anticipatory"
     }
-    fn tunables(&self) -> &'static [Spec] {
-        TUNABLES
-    }
-    fn get_tunable(&self, name: &str) -> Option<i64> {
-        let ms = |j: u64| self.hz.jiffies_to_msecs(j) as i64;
-        Some(match name {
-            "read_expire" => ms(self.fifo_expire[SYNC]),
-            "write_expire" => ms(self.fifo_expire[ASYNC]),
-            "read_batch_expire" => ms(self.batch_expire[SYNC]),
-            "write_batch_expire" => ms(self.batch_expire[ASYNC]),
-            "antic_expire" => ms(self.antic_expire),
-            "version" => self.v2612 as i64,
-            "close_req_ms_quirk" => self.close_req_ms_quirk as i64,
-            "front_merge_dir_quirk" => self.front_merge_dir_quirk as i64,
-            "dispatched_until_activate_quirk" => self.dispatched_until_activate_quirk as i64,
-            "initial_batch_async_quirk" => self.initial_batch_async_quirk as i64,
-            "merge_swaps_ioc" => self.merge_swaps_ioc as i64,
-            "merge_stamps_ioc_quirk" => self.merge_stamps_ioc_quirk as i64,
-            _ => return None,
-        })
-    }
-    fn set_tunable(&mut self, name: &str, v: i64) {
-        let j = self.hz.msecs_to_jiffies(v.max(0) as u64);
-        match name {
-            "read_expire" => self.fifo_expire[SYNC] = j,
-            "write_expire" => self.fifo_expire[ASYNC] = j,
-            "read_batch_expire" => self.batch_expire[SYNC] = j,
-            "write_batch_expire" => self.batch_expire[ASYNC] = j,
-            "antic_expire" => self.antic_expire = j,
-            "version" => self.v2612 = v == 1,
-            "close_req_ms_quirk" => self.close_req_ms_quirk = v != 0,
-            "front_merge_dir_quirk" => self.front_merge_dir_quirk = v != 0,
-            "dispatched_until_activate_quirk" => self.dispatched_until_activate_quirk = v != 0,
-            "initial_batch_async_quirk" => {
-                self.initial_batch_async_quirk = v != 0;
+    iosched_core::tunables! {
+        Spec::choice(
+            "version",
+            VERSIONS,
+            "anticipation heuristics of 2.6.20, or of 2.6.12 (= 2.5.75–2.6.17: 64-sector close window, older rule order; the closest recoverable relative of the 2003 -mm AS)",
+        )
+            => get |s| s.v2612 as i64,
+            set |s, v| s.v2612 = v == 1;
+        Spec::millis(
+            "read_expire",
+            0,
+            i32::MAX as i64,
+            "FIFO deadline of sync requests; also the minimum interval between sync FIFO checks",
+        )
+            => get |s| s.hz.jiffies_to_msecs(s.fifo_expire[SYNC]) as i64,
+            set |s, v| s.fifo_expire[SYNC] = s.hz.msecs_to_jiffies(v.max(0) as u64);
+        Spec::millis(
+            "write_expire",
+            0,
+            i32::MAX as i64,
+            "FIFO deadline of async requests; also the minimum interval between async FIFO checks",
+        )
+            => get |s| s.hz.jiffies_to_msecs(s.fifo_expire[ASYNC]) as i64,
+            set |s, v| s.fifo_expire[ASYNC] = s.hz.msecs_to_jiffies(v.max(0) as u64);
+        Spec::millis("read_batch_expire", 0, i32::MAX as i64, "length of a read batch while writes are waiting")
+            => get |s| s.hz.jiffies_to_msecs(s.batch_expire[SYNC]) as i64,
+            set |s, v| s.batch_expire[SYNC] = s.hz.msecs_to_jiffies(v.max(0) as u64);
+        Spec::millis(
+            "write_batch_expire",
+            0,
+            i32::MAX as i64,
+            "target length of a write batch (the write batch count is autotuned to it)",
+        )
+            => get |s| s.hz.jiffies_to_msecs(s.batch_expire[ASYNC]) as i64,
+            set |s, v| s.batch_expire[ASYNC] = s.hz.msecs_to_jiffies(v.max(0) as u64);
+        Spec::millis(
+            "antic_expire",
+            0,
+            i32::MAX as i64,
+            "longest wait for the anticipated process's next request (0 = never anticipate)",
+        )
+            => get |s| s.hz.jiffies_to_msecs(s.antic_expire) as i64,
+            set |s, v| s.antic_expire = s.hz.msecs_to_jiffies(v.max(0) as u64);
+        Spec::boolean(
+            "close_req_ms_quirk",
+            "QUIRK-AS-1 (2.6.20): as_close_req compares milliseconds waited with antic_expire in jiffies; 0 = later kernels' jiffies",
+        )
+            => get |s| s.close_req_ms_quirk as i64,
+            set |s, v| s.close_req_ms_quirk = v != 0;
+        Spec::boolean(
+            "front_merge_dir_quirk",
+            "QUIRK-AS-2 (2.6.20): front-merge lookup indexes the sync/async trees by data direction, so reads never front-merge",
+        )
+            => get |s| s.front_merge_dir_quirk as i64,
+            set |s, v| s.front_merge_dir_quirk = v != 0;
+        Spec::boolean(
+            "dispatched_until_activate_quirk",
+            "QUIRK-AS-4 (2.6.20): a process's 'dispatched' count drops when the driver starts a request, not when it completes",
+        )
+            => get |s| s.dispatched_until_activate_quirk as i64,
+            set |s, v| s.dispatched_until_activate_quirk = v != 0;
+        Spec::boolean(
+            "initial_batch_async_quirk",
+            "QUIRK-AS-5 (2.6.20): the first batch direction is async (zeroed struct)",
+        )
+            => get |s| s.initial_batch_async_quirk as i64,
+            set |s, v| {
+                s.initial_batch_async_quirk = v != 0;
                 // Only meaningful before the first dispatch, like a boot-time choice.
-                if self.nr_dispatched == 0 && self.rqs.is_empty() {
-                    self.batch_dir = if v != 0 { ASYNC } else { SYNC };
+                if s.nr_dispatched == 0 && s.rqs.is_empty() {
+                    s.batch_dir = if v != 0 { ASYNC } else { SYNC };
                 }
-            }
-            "merge_swaps_ioc" => self.merge_swaps_ioc = v != 0,
-            "merge_stamps_ioc_quirk" => self.merge_stamps_ioc_quirk = v != 0,
-            _ => unreachable!("anticipatory has no tunable {name}"),
-        }
+            };
+        Spec::boolean(
+            "merge_swaps_ioc",
+            "QUIRK-AS-6: 1 = 2.6.18 and earlier, where a request merge swapped io_contexts; 2.6.20's swap has no effect (0)",
+        )
+            => get |s| s.merge_swaps_ioc as i64,
+            set |s, v| s.merge_swaps_ioc = v != 0;
+        Spec::boolean(
+            "merge_stamps_ioc_quirk",
+            "QUIRK-AS-7 (2.6.20): a sync request merged away stamps its owner's last completion time as if it had completed",
+        )
+            => get |s| s.merge_stamps_ioc_quirk as i64,
+            set |s, v| s.merge_stamps_ioc_quirk = v != 0;
     }
 
     fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {

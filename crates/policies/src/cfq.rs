@@ -23,6 +23,7 @@
 //! queues can postpone BE and IDLE queues indefinitely, by design.
 
 use crate::common::{Fifo, IoStats, SortTree, choose_sync_meta_position};
+use crate::registry::{Policy, WaitBound};
 use iosched_core::{
     Ctx, Decision, Dir, FastMap, Hz, IdMap, Instant, IoClass, IoPrio, MayQueue, MergeKind, Owner, ReqId, Request,
     Scheduler, Slab, Spec, Status,
@@ -31,52 +32,6 @@ use iosched_core::{
 const ASYNC: usize = 0;
 const SYNC: usize = 1;
 const UINT_MAX: i64 = u32::MAX as i64;
-
-const TUNABLES: &[Spec] = &[
-    Spec::count("quantum", 1, UINT_MAX, "maximum requests moved from one queue in one dispatch round"),
-    Spec::millis(
-        "fifo_expire_sync",
-        1,
-        UINT_MAX,
-        "age after which a sync queue's oldest request is served out of order",
-    ),
-    Spec::millis(
-        "fifo_expire_async",
-        1,
-        UINT_MAX,
-        "age after which the async queue's oldest request is served out of order",
-    ),
-    Spec::kib("back_seek_max", 0, UINT_MAX, "longest backward seek the in-queue elevator accepts"),
-    Spec::count("back_seek_penalty", 1, UINT_MAX, "cost multiplier of a backward seek against a forward one"),
-    Spec::millis("slice_sync", 1, UINT_MAX, "base time slice of a sync queue (scaled by priority level)"),
-    Spec::millis("slice_async", 1, UINT_MAX, "base time slice of an async queue (scaled by priority level)"),
-    Spec::count("slice_async_rq", 1, UINT_MAX, "base request budget of an async slice (scaled by priority level)"),
-    Spec::millis("slice_idle", 0, UINT_MAX, "how long an empty sync queue waits for its next request (0 = never idle)"),
-    Spec::boolean(
-        "defer_slice_start",
-        "2007 change 44f7c160: a slice starts at the queue's first completion, not at its first dispatch (0 = 2.6.20)",
-    ),
-    Spec::boolean(
-        "expire_no_idle_window",
-        "2.6.20: a queue without an idle window is expired after every dispatch round (absent in the 44f7c160 file)",
-    ),
-    Spec::boolean(
-        "leftover_inverted_quirk",
-        "QUIRK-CFQ-3 (44f7c160 file): with defer_slice_start, the left-over slice is stored only when the slice is used (0 = 2.6.20 computation)",
-    ),
-    Spec::boolean(
-        "preempt_new_queue_quirk",
-        "QUIRK-CFQ-1 (2.6.20): preemption tests wait_request on the new queue, so only an idle-class active queue is ever preempted",
-    ),
-    Spec::boolean(
-        "idle_clamp_quirk",
-        "QUIRK-CFQ-2 (2.6.20): the idle wait is min(slice_end - 1, slice_idle) with slice_end absolute, i.e. slice_idle",
-    ),
-    Spec::boolean(
-        "resort_new_quirk",
-        "QUIRK-CFQ-4 (2.6.20): a new or preempted queue is inserted before the last of the leading new queues (0 = after them, as intended)",
-    ),
-];
 
 type QId = u32;
 const NIL: QId = u32::MAX;
@@ -171,6 +126,18 @@ struct CfqRq {
     q: QId,
     fifo_key: u64,
 }
+
+/// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
+pub const POLICY: Policy = Policy {
+    name: "cfq",
+    aliases: &[],
+    follows: "Linux 2.6.20 block/cfq-iosched.c (+ 2007 defer_slice_start option)",
+    summary: "per-process queues served in time slices with idling; I/O priorities",
+    new: |hz| Box::new(Cfq::new(hz)),
+    variants: &["defer_slice_start=1"],
+    // Six busy processes' slices (≤ 180 ms each) + idle waits, twice over.
+    waiting_bound: |_| WaitBound::Ms(2 * 6 * (180 + 8 + 4 * 10) + 100 + 64 * 10),
+};
 
 #[derive(Debug)]
 pub struct Cfq {
@@ -1046,51 +1013,80 @@ impl Scheduler for Cfq {
     fn name(&self) -> &'static str {
         "cfq"
     }
-    fn tunables(&self) -> &'static [Spec] {
-        TUNABLES
-    }
-    fn get_tunable(&self, name: &str) -> Option<i64> {
-        let ms = |j: u64| self.hz.jiffies_to_msecs(j) as i64;
-        Some(match name {
-            "quantum" => self.quantum as i64,
-            "fifo_expire_sync" => ms(self.fifo_expire[SYNC]),
-            "fifo_expire_async" => ms(self.fifo_expire[ASYNC]),
-            "back_seek_max" => self.back_max_kib as i64,
-            "back_seek_penalty" => self.back_penalty as i64,
-            "slice_sync" => ms(self.slice[SYNC]),
-            "slice_async" => ms(self.slice[ASYNC]),
-            "slice_async_rq" => self.slice_async_rq as i64,
-            "slice_idle" => ms(self.slice_idle),
-            "defer_slice_start" => self.defer_slice_start as i64,
-            "expire_no_idle_window" => self.expire_no_idle_window as i64,
-            "leftover_inverted_quirk" => self.leftover_inverted_quirk as i64,
-            "preempt_new_queue_quirk" => self.preempt_new_queue_quirk as i64,
-            "idle_clamp_quirk" => self.idle_clamp_quirk as i64,
-            "resort_new_quirk" => self.resort_new_quirk as i64,
-            _ => return None,
-        })
-    }
-    fn set_tunable(&mut self, name: &str, v: i64) {
-        let j = self.hz.msecs_to_jiffies(v as u64);
-        let u = v as u64;
-        match name {
-            "quantum" => self.quantum = u,
-            "fifo_expire_sync" => self.fifo_expire[SYNC] = j,
-            "fifo_expire_async" => self.fifo_expire[ASYNC] = j,
-            "back_seek_max" => self.back_max_kib = u,
-            "back_seek_penalty" => self.back_penalty = u,
-            "slice_sync" => self.slice[SYNC] = j,
-            "slice_async" => self.slice[ASYNC] = j,
-            "slice_async_rq" => self.slice_async_rq = u,
-            "slice_idle" => self.slice_idle = j,
-            "defer_slice_start" => self.defer_slice_start = v != 0,
-            "expire_no_idle_window" => self.expire_no_idle_window = v != 0,
-            "leftover_inverted_quirk" => self.leftover_inverted_quirk = v != 0,
-            "preempt_new_queue_quirk" => self.preempt_new_queue_quirk = v != 0,
-            "idle_clamp_quirk" => self.idle_clamp_quirk = v != 0,
-            "resort_new_quirk" => self.resort_new_quirk = v != 0,
-            _ => unreachable!("cfq has no tunable {name}"),
-        }
+    iosched_core::tunables! {
+        Spec::count("quantum", 1, UINT_MAX, "maximum requests moved from one queue in one dispatch round")
+            => get |s| s.quantum as i64,
+            set |s, v| s.quantum = v as u64;
+        Spec::millis(
+            "fifo_expire_sync",
+            1,
+            UINT_MAX,
+            "age after which a sync queue's oldest request is served out of order",
+        )
+            => get |s| s.hz.jiffies_to_msecs(s.fifo_expire[SYNC]) as i64,
+            set |s, v| s.fifo_expire[SYNC] = s.hz.msecs_to_jiffies(v as u64);
+        Spec::millis(
+            "fifo_expire_async",
+            1,
+            UINT_MAX,
+            "age after which the async queue's oldest request is served out of order",
+        )
+            => get |s| s.hz.jiffies_to_msecs(s.fifo_expire[ASYNC]) as i64,
+            set |s, v| s.fifo_expire[ASYNC] = s.hz.msecs_to_jiffies(v as u64);
+        Spec::kib("back_seek_max", 0, UINT_MAX, "longest backward seek the in-queue elevator accepts")
+            => get |s| s.back_max_kib as i64,
+            set |s, v| s.back_max_kib = v as u64;
+        Spec::count("back_seek_penalty", 1, UINT_MAX, "cost multiplier of a backward seek against a forward one")
+            => get |s| s.back_penalty as i64,
+            set |s, v| s.back_penalty = v as u64;
+        Spec::millis("slice_sync", 1, UINT_MAX, "base time slice of a sync queue (scaled by priority level)")
+            => get |s| s.hz.jiffies_to_msecs(s.slice[SYNC]) as i64,
+            set |s, v| s.slice[SYNC] = s.hz.msecs_to_jiffies(v as u64);
+        Spec::millis("slice_async", 1, UINT_MAX, "base time slice of an async queue (scaled by priority level)")
+            => get |s| s.hz.jiffies_to_msecs(s.slice[ASYNC]) as i64,
+            set |s, v| s.slice[ASYNC] = s.hz.msecs_to_jiffies(v as u64);
+        Spec::count("slice_async_rq", 1, UINT_MAX, "base request budget of an async slice (scaled by priority level)")
+            => get |s| s.slice_async_rq as i64,
+            set |s, v| s.slice_async_rq = v as u64;
+        Spec::millis("slice_idle", 0, UINT_MAX, "how long an empty sync queue waits for its next request (0 = never idle)")
+            => get |s| s.hz.jiffies_to_msecs(s.slice_idle) as i64,
+            set |s, v| s.slice_idle = s.hz.msecs_to_jiffies(v as u64);
+        Spec::boolean(
+            "defer_slice_start",
+            "2007 change 44f7c160: a slice starts at the queue's first completion, not at its first dispatch (0 = 2.6.20)",
+        )
+            => get |s| s.defer_slice_start as i64,
+            set |s, v| s.defer_slice_start = v != 0;
+        Spec::boolean(
+            "expire_no_idle_window",
+            "2.6.20: a queue without an idle window is expired after every dispatch round (absent in the 44f7c160 file)",
+        )
+            => get |s| s.expire_no_idle_window as i64,
+            set |s, v| s.expire_no_idle_window = v != 0;
+        Spec::boolean(
+            "leftover_inverted_quirk",
+            "QUIRK-CFQ-3 (44f7c160 file): with defer_slice_start, the left-over slice is stored only when the slice is used (0 = 2.6.20 computation)",
+        )
+            => get |s| s.leftover_inverted_quirk as i64,
+            set |s, v| s.leftover_inverted_quirk = v != 0;
+        Spec::boolean(
+            "preempt_new_queue_quirk",
+            "QUIRK-CFQ-1 (2.6.20): preemption tests wait_request on the new queue, so only an idle-class active queue is ever preempted",
+        )
+            => get |s| s.preempt_new_queue_quirk as i64,
+            set |s, v| s.preempt_new_queue_quirk = v != 0;
+        Spec::boolean(
+            "idle_clamp_quirk",
+            "QUIRK-CFQ-2 (2.6.20): the idle wait is min(slice_end - 1, slice_idle) with slice_end absolute, i.e. slice_idle",
+        )
+            => get |s| s.idle_clamp_quirk as i64,
+            set |s, v| s.idle_clamp_quirk = v != 0;
+        Spec::boolean(
+            "resort_new_quirk",
+            "QUIRK-CFQ-4 (2.6.20): a new or preempted queue is inserted before the last of the leading new queues (0 = after them, as intended)",
+        )
+            => get |s| s.resort_new_quirk as i64,
+            set |s, v| s.resort_new_quirk = v != 0;
     }
 
     fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {

@@ -23,6 +23,7 @@
 //! the 2.6.10 rewrite names ("no attempt to limit upper latency bound").
 
 use crate::common::{KeyedList, SortTree};
+use crate::registry::{Policy, WaitBound};
 use iosched_core::{
     Ctx, Decision, Dir, FastMap, IdMap, Instant, IoPrio, MayQueue, MergeKind, Owner, QueueConfig, ReqId, Request,
     Scheduler, Spec,
@@ -31,31 +32,25 @@ use iosched_core::{
 const VERSIONS: &[&str] = &["2003", "2.6.6", "2.6.8"];
 const V2003: i64 = 0;
 
-const TUNABLES: &[Spec] = &[
-    Spec::choice("version", VERSIONS, "2003 = CFQ #2 in 2.5.61-mm1; 2.6.6 / 2.6.8 = the mainline v1 releases"),
-    Spec::count("quantum", 1, i32::MAX as i64, "minimum number of requests moved to the dispatch list per refill"),
-    Spec::count(
-        "queued",
-        1,
-        i32::MAX as i64,
-        "per-queue allocation allowance (2003) / term subtracted from the pool in the fair share",
-    ),
-    Spec::boolean(
-        "rr_head_quirk",
-        "every refill iteration serves the head of the busy list, not the cursor (literal in all v1 versions; 0 = the vendor/intended cursor)",
-    ),
-    Spec::boolean(
-        "dispatch_sort_quirk",
-        "v1's dispatch-list placement, which is not a true insertion sort (0 = true ascending insertion)",
-    ),
-];
-
 #[derive(Debug, Default)]
 struct V1Queue {
     tree: SortTree,
     /// Per data direction; in 2003 it counts insertions and never goes down.
     queued: [u64; 2],
 }
+
+/// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
+pub const POLICY: Policy = Policy {
+    name: "cfq-v1",
+    aliases: &["cfq1"],
+    follows: "CFQ #2 of Feb 2003 (2.5.61-mm1); 2.6.6 / 2.6.8 as options",
+    summary: "original CFQ: per-process queues refilled round-robin, no slices, no idling",
+    new: |_hz| Box::new(CfqV1::new()),
+    variants: &[],
+    // A queue that becomes busy goes to the head of the round-robin list and every refill
+    // serves the head: a stream of new processes postpones an old queue.
+    waiting_bound: |_| WaitBound::None { scenario: "cfq_v1_new_processes_postpone.scn" },
+};
 
 #[derive(Debug)]
 pub struct CfqV1 {
@@ -171,28 +166,33 @@ impl Scheduler for CfqV1 {
     fn name(&self) -> &'static str {
         "cfq-v1"
     }
-    fn tunables(&self) -> &'static [Spec] {
-        TUNABLES
-    }
-    fn get_tunable(&self, name: &str) -> Option<i64> {
-        Some(match name {
-            "version" => self.version,
-            "quantum" => self.quantum,
-            "queued" => self.queued_min,
-            "rr_head_quirk" => self.rr_head_quirk as i64,
-            "dispatch_sort_quirk" => self.dispatch_sort_quirk as i64,
-            _ => return None,
-        })
-    }
-    fn set_tunable(&mut self, name: &str, v: i64) {
-        match name {
-            "version" => self.version = v,
-            "quantum" => self.quantum = v,
-            "queued" => self.queued_min = v,
-            "rr_head_quirk" => self.rr_head_quirk = v != 0,
-            "dispatch_sort_quirk" => self.dispatch_sort_quirk = v != 0,
-            _ => unreachable!("cfq-v1 has no tunable {name}"),
-        }
+    iosched_core::tunables! {
+        Spec::choice("version", VERSIONS, "2003 = CFQ #2 in 2.5.61-mm1; 2.6.6 / 2.6.8 = the mainline v1 releases")
+            => get |s| s.version,
+            set |s, v| s.version = v;
+        Spec::count("quantum", 1, i32::MAX as i64, "minimum number of requests moved to the dispatch list per refill")
+            => get |s| s.quantum,
+            set |s, v| s.quantum = v;
+        Spec::count(
+            "queued",
+            1,
+            i32::MAX as i64,
+            "per-queue allocation allowance (2003) / term subtracted from the pool in the fair share",
+        )
+            => get |s| s.queued_min,
+            set |s, v| s.queued_min = v;
+        Spec::boolean(
+            "rr_head_quirk",
+            "every refill iteration serves the head of the busy list, not the cursor (literal in all v1 versions; 0 = the vendor/intended cursor)",
+        )
+            => get |s| s.rr_head_quirk as i64,
+            set |s, v| s.rr_head_quirk = v != 0;
+        Spec::boolean(
+            "dispatch_sort_quirk",
+            "v1's dispatch-list placement, which is not a true insertion sort (0 = true ascending insertion)",
+        )
+            => get |s| s.dispatch_sort_quirk as i64,
+            set |s, v| s.dispatch_sort_quirk = v != 0;
     }
 
     fn init_queue(&mut self, cfg: &QueueConfig) {

@@ -14,24 +14,8 @@
 //! `writes_starved + 1` direction choices.
 
 use crate::common::{Fifo, SortTree};
+use crate::registry::{Policy, WaitBound};
 use iosched_core::{Ctx, Decision, Dir, Hz, IdMap, Instant, MergeKind, ReqId, Request, Scheduler, Spec};
-
-const TUNABLES: &[Spec] = &[
-    Spec::millis("read_expire", 0, i32::MAX as i64, "deadline given to a read at insertion"),
-    Spec::millis("write_expire", 0, i32::MAX as i64, "deadline given to a write at insertion"),
-    Spec::count(
-        "writes_starved",
-        i32::MIN as i64,
-        i32::MAX as i64,
-        "read batches allowed while writes wait before writes get a batch",
-    ),
-    Spec::count("fifo_batch", 0, i32::MAX as i64, "maximum requests in one batch"),
-    Spec::boolean("front_merges", "look up front-merge candidates in the sort tree"),
-    Spec::boolean(
-        "batch_requires_contiguity",
-        "2.6.20: a batch continues only across exactly contiguous requests (0 = later kernels: any gap allowed)",
-    ),
-];
 
 #[derive(Debug)]
 struct DlRq {
@@ -40,6 +24,18 @@ struct DlRq {
     deadline: u64,
     fifo_key: u64,
 }
+
+/// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
+pub const POLICY: Policy = Policy {
+    name: "deadline",
+    aliases: &[],
+    follows: "Linux 2.6.20 block/deadline-iosched.c",
+    summary: "sector-sorted batches per direction with FIFO deadlines; reads preferred",
+    new: |hz| Box::new(Deadline::new(hz)),
+    variants: &[],
+    // write_expire + (writes_starved + 1) batches of fifo_batch requests of ≤ 10 ms.
+    waiting_bound: |_| WaitBound::Ms(5000 + 3 * 16 * 10 + 100),
+};
 
 #[derive(Debug)]
 pub struct Deadline {
@@ -131,30 +127,33 @@ impl Scheduler for Deadline {
     fn name(&self) -> &'static str {
         "deadline"
     }
-    fn tunables(&self) -> &'static [Spec] {
-        TUNABLES
-    }
-    fn get_tunable(&self, name: &str) -> Option<i64> {
-        Some(match name {
-            "read_expire" => self.hz.jiffies_to_msecs(self.fifo_expire[0]) as i64,
-            "write_expire" => self.hz.jiffies_to_msecs(self.fifo_expire[1]) as i64,
-            "writes_starved" => self.writes_starved,
-            "fifo_batch" => self.fifo_batch,
-            "front_merges" => self.front_merges as i64,
-            "batch_requires_contiguity" => self.batch_requires_contiguity as i64,
-            _ => return None,
-        })
-    }
-    fn set_tunable(&mut self, name: &str, v: i64) {
-        match name {
-            "read_expire" => self.fifo_expire[0] = self.hz.msecs_to_jiffies(v as u64),
-            "write_expire" => self.fifo_expire[1] = self.hz.msecs_to_jiffies(v as u64),
-            "writes_starved" => self.writes_starved = v,
-            "fifo_batch" => self.fifo_batch = v,
-            "front_merges" => self.front_merges = v != 0,
-            "batch_requires_contiguity" => self.batch_requires_contiguity = v != 0,
-            _ => unreachable!("deadline has no tunable {name}"),
-        }
+    iosched_core::tunables! {
+        Spec::millis("read_expire", 0, i32::MAX as i64, "deadline given to a read at insertion")
+            => get |s| s.hz.jiffies_to_msecs(s.fifo_expire[0]) as i64,
+            set |s, v| s.fifo_expire[0] = s.hz.msecs_to_jiffies(v as u64);
+        Spec::millis("write_expire", 0, i32::MAX as i64, "deadline given to a write at insertion")
+            => get |s| s.hz.jiffies_to_msecs(s.fifo_expire[1]) as i64,
+            set |s, v| s.fifo_expire[1] = s.hz.msecs_to_jiffies(v as u64);
+        Spec::count(
+            "writes_starved",
+            i32::MIN as i64,
+            i32::MAX as i64,
+            "read batches allowed while writes wait before writes get a batch",
+        )
+            => get |s| s.writes_starved,
+            set |s, v| s.writes_starved = v;
+        Spec::count("fifo_batch", 0, i32::MAX as i64, "maximum requests in one batch")
+            => get |s| s.fifo_batch,
+            set |s, v| s.fifo_batch = v;
+        Spec::boolean("front_merges", "look up front-merge candidates in the sort tree")
+            => get |s| s.front_merges as i64,
+            set |s, v| s.front_merges = v != 0;
+        Spec::boolean(
+            "batch_requires_contiguity",
+            "2.6.20: a batch continues only across exactly contiguous requests (0 = later kernels: any gap allowed)",
+        )
+            => get |s| s.batch_requires_contiguity as i64,
+            set |s, v| s.batch_requires_contiguity = v != 0;
     }
 
     fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx) {

@@ -29,13 +29,9 @@
 //! token back (the framework keeps a requeued request on its dispatch list, so it keeps its
 //! token until it completes).
 
+use crate::registry::{Policy, WaitBound};
 use iosched_core::{Ctx, Decision, Hz, IdMap, Instant, Op, ReqId, Request, Scheduler, Spec, Status};
 use std::collections::{BTreeMap, VecDeque};
-
-const TUNABLES: &[Spec] = &[
-    Spec::nanos("read_lat_nsec", 0, i64::MAX, "target latency of reads"),
-    Spec::nanos("write_lat_nsec", 0, i64::MAX, "target latency of writes"),
-];
 
 const READ: usize = 0;
 const WRITE: usize = 1;
@@ -84,6 +80,19 @@ struct KyRq {
     /// Flushed to the hardware queue's list (`khd->rqs`): no longer mergeable.
     flushed: bool,
 }
+
+/// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
+pub const POLICY: Policy = Policy {
+    name: "kyber",
+    aliases: &[],
+    follows: "block/kyber-iosched.c, histogram version (4.18 to today; async tag limit not modelled)",
+    summary: "per-operation token depths tuned from p90/p99 latency histograms; FIFO, batches per domain",
+    new: |hz| Box::new(Kyber::new(hz)),
+    variants: &[],
+    // FIFO per domain, batches of 16 reads and 8 writes: a request has at most the 24
+    // outstanding ahead of it, so at most three rounds of both batches.
+    waiting_bound: |_| WaitBound::Ms(3 * (16 + 8) * 10 + 100),
+};
 
 #[derive(Debug)]
 pub struct Kyber {
@@ -252,22 +261,13 @@ impl Scheduler for Kyber {
     fn name(&self) -> &'static str {
         "kyber"
     }
-    fn tunables(&self) -> &'static [Spec] {
-        TUNABLES
-    }
-    fn get_tunable(&self, name: &str) -> Option<i64> {
-        Some(match name {
-            "read_lat_nsec" => self.targets[READ] as i64,
-            "write_lat_nsec" => self.targets[WRITE] as i64,
-            _ => return None,
-        })
-    }
-    fn set_tunable(&mut self, name: &str, v: i64) {
-        match name {
-            "read_lat_nsec" => self.targets[READ] = v as u64,
-            "write_lat_nsec" => self.targets[WRITE] = v as u64,
-            _ => unreachable!("kyber has no tunable {name}"),
-        }
+    iosched_core::tunables! {
+        Spec::nanos("read_lat_nsec", 0, i64::MAX, "target latency of reads")
+            => get |s| s.targets[READ] as i64,
+            set |s, v| s.targets[READ] = v as u64;
+        Spec::nanos("write_lat_nsec", 0, i64::MAX, "target latency of writes")
+            => get |s| s.targets[WRITE] as i64,
+            set |s, v| s.targets[WRITE] = v as u64;
     }
 
     /// `kyber_insert_requests`: to the tail of the domain's pending list.

@@ -32,4 +32,4 @@ pub use deadline::Deadline;
 pub use kyber::Kyber;
 pub use mq_deadline::MqDeadline;
 pub use noop::Noop;
-pub use registry::{SCHEDULERS, SchedSpec, new_scheduler, parse_list};
+pub use registry::{Policy, SCHEDULERS, SchedSpec, WaitBound, new_scheduler, parse_list, policies, register};

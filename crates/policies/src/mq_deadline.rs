@@ -33,29 +33,11 @@
 //! devices.
 
 use crate::common::Fifo;
+use crate::registry::{Policy, WaitBound};
 use iosched_core::{
     Ctx, Decision, Dir, Duration, Hz, IdMap, Instant, IoClass, MergeKind, ReqId, Request, Scheduler, Spec, Status,
 };
 use std::collections::BTreeMap;
-
-const TUNABLES: &[Spec] = &[
-    Spec::millis("read_expire", 0, i32::MAX as i64, "deadline given to a read at insertion"),
-    Spec::millis("write_expire", 0, i32::MAX as i64, "deadline given to a write at insertion"),
-    Spec::count(
-        "writes_starved",
-        i32::MIN as i64,
-        i32::MAX as i64,
-        "direction choices that may prefer reads while writes wait",
-    ),
-    Spec::count("fifo_batch", 0, i32::MAX as i64, "maximum requests in one batch"),
-    Spec::boolean("front_merges", "look up front-merge candidates in the sort tree"),
-    Spec::millis(
-        "prio_aging_expire",
-        0,
-        i32::MAX as i64,
-        "age after which a BE or IDLE request is served although a higher level has requests",
-    ),
-];
 
 /// `DD_RT_PRIO`, `DD_BE_PRIO`, `DD_IDLE_PRIO`.
 const LEVELS: usize = 3;
@@ -116,6 +98,18 @@ impl PerPrio {
         !self.fifo[0].is_empty() || !self.fifo[1].is_empty()
     }
 }
+
+/// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
+pub const POLICY: Policy = Policy {
+    name: "mq-deadline",
+    aliases: &["mq_deadline"],
+    follows: "recent mainline block/mq-deadline.c (2024 tag fix; async_depth not modelled)",
+    summary: "deadline per I/O priority level (RT, BE, IDLE), strict priority with aging",
+    new: |hz| Box::new(MqDeadline::new(hz)),
+    variants: &[],
+    // As deadline: write_expire + (writes_starved + 1) batches of fifo_batch requests.
+    waiting_bound: |_| WaitBound::Ms(5000 + 3 * 16 * 10 + 100),
+};
 
 #[derive(Debug)]
 pub struct MqDeadline {
@@ -255,30 +249,35 @@ impl Scheduler for MqDeadline {
     fn name(&self) -> &'static str {
         "mq-deadline"
     }
-    fn tunables(&self) -> &'static [Spec] {
-        TUNABLES
-    }
-    fn get_tunable(&self, name: &str) -> Option<i64> {
-        Some(match name {
-            "read_expire" => self.hz.jiffies_to_msecs(self.fifo_expire[0]) as i64,
-            "write_expire" => self.hz.jiffies_to_msecs(self.fifo_expire[1]) as i64,
-            "writes_starved" => self.writes_starved,
-            "fifo_batch" => self.fifo_batch,
-            "front_merges" => self.front_merges as i64,
-            "prio_aging_expire" => self.hz.jiffies_to_msecs(self.prio_aging_expire) as i64,
-            _ => return None,
-        })
-    }
-    fn set_tunable(&mut self, name: &str, v: i64) {
-        match name {
-            "read_expire" => self.fifo_expire[0] = self.hz.msecs_to_jiffies(v as u64),
-            "write_expire" => self.fifo_expire[1] = self.hz.msecs_to_jiffies(v as u64),
-            "writes_starved" => self.writes_starved = v,
-            "fifo_batch" => self.fifo_batch = v,
-            "front_merges" => self.front_merges = v != 0,
-            "prio_aging_expire" => self.prio_aging_expire = self.hz.msecs_to_jiffies(v as u64),
-            _ => unreachable!("mq-deadline has no tunable {name}"),
-        }
+    iosched_core::tunables! {
+        Spec::millis("read_expire", 0, i32::MAX as i64, "deadline given to a read at insertion")
+            => get |s| s.hz.jiffies_to_msecs(s.fifo_expire[0]) as i64,
+            set |s, v| s.fifo_expire[0] = s.hz.msecs_to_jiffies(v as u64);
+        Spec::millis("write_expire", 0, i32::MAX as i64, "deadline given to a write at insertion")
+            => get |s| s.hz.jiffies_to_msecs(s.fifo_expire[1]) as i64,
+            set |s, v| s.fifo_expire[1] = s.hz.msecs_to_jiffies(v as u64);
+        Spec::count(
+            "writes_starved",
+            i32::MIN as i64,
+            i32::MAX as i64,
+            "direction choices that may prefer reads while writes wait",
+        )
+            => get |s| s.writes_starved,
+            set |s, v| s.writes_starved = v;
+        Spec::count("fifo_batch", 0, i32::MAX as i64, "maximum requests in one batch")
+            => get |s| s.fifo_batch,
+            set |s, v| s.fifo_batch = v;
+        Spec::boolean("front_merges", "look up front-merge candidates in the sort tree")
+            => get |s| s.front_merges as i64,
+            set |s, v| s.front_merges = v != 0;
+        Spec::millis(
+            "prio_aging_expire",
+            0,
+            i32::MAX as i64,
+            "age after which a BE or IDLE request is served although a higher level has requests",
+        )
+            => get |s| s.hz.jiffies_to_msecs(s.prio_aging_expire) as i64,
+            set |s, v| s.prio_aging_expire = s.hz.msecs_to_jiffies(v as u64);
     }
 
     /// `dd_insert_request` (not at head).

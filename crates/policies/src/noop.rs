@@ -9,7 +9,21 @@
 //! Bound on waiting: a request waits for at most the requests queued before it.
 
 use crate::common::Fifo;
-use iosched_core::{Ctx, Decision, IdMap, Instant, ReqId, Request, Scheduler, Spec};
+use crate::registry::{Policy, WaitBound};
+use iosched_core::{Ctx, Decision, IdMap, Instant, ReqId, Request, Scheduler};
+
+/// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
+pub const POLICY: Policy = Policy {
+    name: "noop",
+    aliases: &["none"],
+    follows: "Linux 2.6.20 block/noop-iosched.c",
+    summary: "FIFO; merging only",
+    new: |_hz| Box::new(Noop::new()),
+    variants: &[],
+    // FIFO: at most the requests ahead (the kit's load keeps 24 outstanding; 64 allows for
+    // the dispatch list and merges), 10 ms each.
+    waiting_bound: |_| WaitBound::Ms(64 * 10 + 10),
+};
 
 #[derive(Debug, Default)]
 pub struct Noop {
@@ -28,15 +42,7 @@ impl Scheduler for Noop {
     fn name(&self) -> &'static str {
         "noop"
     }
-    fn tunables(&self) -> &'static [Spec] {
-        &[]
-    }
-    fn get_tunable(&self, _name: &str) -> Option<i64> {
-        None
-    }
-    fn set_tunable(&mut self, name: &str, _value: i64) {
-        unreachable!("noop has no tunable {name}")
-    }
+    iosched_core::tunables! {}
 
     fn insert(&mut self, _now: Instant, rq: &Request, _ctx: &mut Ctx) {
         let key = self.fifo.push_back(rq.id);

@@ -6,79 +6,94 @@
 //! A list of specs is comma separated; a comma-separated item that contains `=` continues
 //! the previous spec's settings: `deadline,as,as:nr_requests=8192,antic_expire=0`.
 
-use crate::{Anticipatory, Bfq, Cfq, CfqV1, Deadline, Kyber, MqDeadline, Noop};
 use iosched_core::{Hz, QUEUE_TUNABLES, Queue, QueueConfig, Scheduler, TunableError};
 use std::fmt;
 
-/// A registered policy.
+/// A policy as the registry lists it, declared once in the policy's own module (its
+/// `POLICY` constant): everything a command, a test or a bench needs to know about it.
 #[derive(Copy, Clone, Debug)]
-pub struct Info {
+pub struct Policy {
     /// The kernel's name.
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     /// Which kernel the implementation follows.
     pub follows: &'static str,
     pub summary: &'static str,
+    /// A fresh instance at the queue's tick rate, with its default tunables.
+    pub new: fn(Hz) -> Box<dyn Scheduler>,
+    /// Settings (`key=value,...`) that change the policy's behaviour enough to be tested on
+    /// their own, beside the defaults (the test kit runs each).
+    pub variants: &'static [&'static str],
+    /// How long a request may wait under the test kit's steady load, for the policy as the
+    /// spec configures it (its defaults, or one of `variants`).
+    pub waiting_bound: fn(&SchedSpec) -> WaitBound,
 }
 
-pub const SCHEDULERS: &[Info] = &[
-    Info {
-        name: "noop",
-        aliases: &["none"],
-        follows: "Linux 2.6.20 block/noop-iosched.c",
-        summary: "FIFO; merging only",
-    },
-    Info {
-        name: "deadline",
-        aliases: &[],
-        follows: "Linux 2.6.20 block/deadline-iosched.c",
-        summary: "sector-sorted batches per direction with FIFO deadlines; reads preferred",
-    },
-    Info {
-        name: "anticipatory",
-        aliases: &["as"],
-        follows: "Linux 2.6.20 block/as-iosched.c",
-        summary: "deadline-like read/write batches plus anticipation of a process's next read",
-    },
-    Info {
-        name: "cfq",
-        aliases: &[],
-        follows: "Linux 2.6.20 block/cfq-iosched.c (+ 2007 defer_slice_start option)",
-        summary: "per-process queues served in time slices with idling; I/O priorities",
-    },
-    Info {
-        name: "cfq-v1",
-        aliases: &["cfq1"],
-        follows: "CFQ #2 of Feb 2003 (2.5.61-mm1); 2.6.6 / 2.6.8 as options",
-        summary: "original CFQ: per-process queues refilled round-robin, no slices, no idling",
-    },
-    Info {
-        name: "mq-deadline",
-        aliases: &["mq_deadline"],
-        follows: "recent mainline block/mq-deadline.c (2024 tag fix; async_depth not modelled)",
-        summary: "deadline per I/O priority level (RT, BE, IDLE), strict priority with aging",
-    },
-    Info {
-        name: "kyber",
-        aliases: &[],
-        follows: "block/kyber-iosched.c, histogram version (4.18 to today; async tag limit not modelled)",
-        summary: "per-operation token depths tuned from p90/p99 latency histograms; FIFO, batches per domain",
-    },
-    Info {
-        name: "bfq",
-        aliases: &[],
-        follows: "block/bfq-iosched.c + bfq-wf2q.c, 6.x, with weight raising; no cgroups, queue merging or injection",
-        summary: "per-process queues served in sector budgets by B-WF2Q+ (weight from I/O priority), with idling",
-    },
+/// How long a request may wait for dispatch under the test kit's steady load
+/// (`iosched_testkit::props::steady_load`: six processes keep four requests each
+/// outstanding, 4 KiB at random sectors, two reads to one write, and the device completes
+/// one request every 2–10 ms), derived in the policy's docs ("Waiting bound").
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum WaitBound {
+    /// No request waits longer than this many milliseconds from its arrival.
+    Ms(u64),
+    /// No request waits longer than this many milliseconds at the head of its FIFO:
+    /// counted from when it became the oldest waiting request of its direction (its
+    /// arrival, or the dispatch of the previous oldest, whichever is later). AS documents
+    /// its bound this way: each older expired request adds one FIFO check interval.
+    HeadMs(u64),
+    /// There is no useful bound: the named golden scenario shows a request left waiting
+    /// while others are served, for as long as the pattern goes on or for a time that
+    /// grows with a tunable. The steady load still runs with every other check, and
+    /// everything must complete once arrivals stop.
+    None { scenario: &'static str },
+}
+
+/// The policies built into iosched, in the order `iosched schedulers` lists them. A new
+/// in-tree policy is its module plus one line here.
+pub const SCHEDULERS: &[Policy] = &[
+    crate::noop::POLICY,
+    crate::deadline::POLICY,
+    crate::anticipatory::POLICY,
+    crate::cfq::POLICY,
+    crate::cfq_v1::POLICY,
+    crate::mq_deadline::POLICY,
+    crate::kyber::POLICY,
+    crate::bfq::POLICY,
 ];
 
-fn lookup(name: &str) -> Option<&'static Info> {
+static REGISTERED: std::sync::RwLock<Vec<Policy>> = std::sync::RwLock::new(Vec::new());
+
+/// Add a policy from outside this crate (a user's own, as `examples/custom-scheduler`
+/// does), so that spec strings name it like a built-in one. Call it before parsing any
+/// spec. A name or alias that is already taken is refused.
+pub fn register(p: Policy) -> Result<(), TunableError> {
+    let taken = |n: &str| lookup(n).is_some();
+    if let Some(n) = std::iter::once(p.name).chain(p.aliases.iter().copied()).find(|n| taken(n)) {
+        return Err(TunableError::Syntax {
+            spec: p.name.into(),
+            expected: format!("a scheduler name not yet registered; `{n}` is taken"),
+        });
+    }
+    REGISTERED.write().unwrap_or_else(|e| e.into_inner()).push(p);
+    Ok(())
+}
+
+/// Every policy: the built-in ones, then those added with [`register`].
+pub fn policies() -> Vec<Policy> {
+    let mut v = SCHEDULERS.to_vec();
+    v.extend(REGISTERED.read().unwrap_or_else(|e| e.into_inner()).iter().copied());
+    v
+}
+
+/// The policy a name or alias denotes (names are matched without regard to case).
+pub fn lookup(name: &str) -> Option<Policy> {
     let n = name.trim().to_ascii_lowercase();
-    SCHEDULERS.iter().find(|i| i.name == n || i.aliases.contains(&n.as_str()))
+    policies().into_iter().find(|i| i.name == n || i.aliases.contains(&n.as_str()))
 }
 
 fn all_names() -> Vec<String> {
-    SCHEDULERS
+    policies()
         .iter()
         .map(|i| {
             if i.aliases.is_empty() {
@@ -90,20 +105,9 @@ fn all_names() -> Vec<String> {
         .collect()
 }
 
-/// A fresh instance of a policy by canonical name, at the given tick rate.
+/// A fresh instance of a policy by name or alias, at the given tick rate.
 pub fn new_scheduler(name: &str, hz: Hz) -> Option<Box<dyn Scheduler>> {
-    let info = lookup(name)?;
-    Some(match info.name {
-        "noop" => Box::new(Noop::new()),
-        "deadline" => Box::new(Deadline::new(hz)),
-        "anticipatory" => Box::new(Anticipatory::new(hz)),
-        "cfq" => Box::new(Cfq::new(hz)),
-        "cfq-v1" => Box::new(CfqV1::new()),
-        "mq-deadline" => Box::new(MqDeadline::new(hz)),
-        "kyber" => Box::new(Kyber::new(hz)),
-        "bfq" => Box::new(Bfq::new(hz)),
-        _ => unreachable!(),
-    })
+    lookup(name).map(|p| (p.new)(hz))
 }
 
 /// A parsed scheduler specification.

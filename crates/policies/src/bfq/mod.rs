@@ -31,30 +31,13 @@
 mod wf2q;
 
 use crate::common::{Fifo, choose_sync_meta_position};
+use crate::registry::{Policy, WaitBound};
 use iosched_core::{
     Ctx, Decision, Duration, FastMap, Hz, IdMap, Instant, IoClass, MergeKind, Owner, QueueConfig, ReqId, Request,
     Scheduler, Spec, Status,
 };
 use std::collections::BTreeMap;
 use wf2q::{QId, Tree, Wf2q};
-
-const TUNABLES: &[Spec] = &[
-    Spec::millis("slice_idle", 0, i32::MAX as i64, "how long the empty in-service queue is waited for"),
-    Spec::micros("slice_idle_us", 0, i32::MAX as i64, "the same in microseconds"),
-    Spec::millis("timeout_sync", 1, i32::MAX as i64, "budget timeout of a queue's service slot"),
-    Spec::count(
-        "max_budget",
-        0,
-        i32::MAX as i64,
-        "largest budget in sectors; 0 = auto (estimated peak rate × timeout_sync)",
-    ),
-    Spec::boolean("low_latency", "weight raising of interactive and soft real-time queues"),
-    Spec::boolean("strict_guarantees", "always idle, and one request in the device at a time"),
-    Spec::millis("fifo_expire_sync", 1, i32::MAX as i64, "age after which a sync request is served first"),
-    Spec::millis("fifo_expire_async", 1, i32::MAX as i64, "age after which an async request is served first"),
-    Spec::kib("back_seek_max", 0, i32::MAX as i64, "longest backward seek preferred to a forward one"),
-    Spec::count("back_seek_penalty", 1, i32::MAX as i64, "cost factor of a backward seek"),
-];
 
 const NS_PER_MS: u64 = 1_000_000;
 /// `bfq_default_max_budget`, sectors.
@@ -236,6 +219,31 @@ impl BfqQueue {
         self.queued[0] + self.queued[1]
     }
 }
+
+/// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
+pub const POLICY: Policy = Policy {
+    name: "bfq",
+    aliases: &[],
+    follows: "block/bfq-iosched.c + bfq-wf2q.c, 6.x, with weight raising; no cgroups, queue merging or injection",
+    summary: "per-process queues served in sector budgets by B-WF2Q+ (weight from I/O priority), with idling",
+    new: |hz| Box::new(Bfq::new(hz)),
+    variants: &["low_latency=0"],
+    waiting_bound: |spec| match spec.setting_for("low_latency") {
+        // B-WF2Q+ bounds a queue's lag in charged service, not in time: a slot that reaches
+        // its budget timeout is charged for its time (max_budget sectors for a full slot), a
+        // short slot of a queue that is not seeky only the sectors it moved (8 per read
+        // here), so the queue that timed out waits for some max_budget / 8 such slots per
+        // competing queue. The wait grows linearly with max_budget (bfq_time_charge_512.scn
+        // doubles the 256 one); at the default 16384 the scenario's three processes keep a
+        // read waiting 27 s (bfq.md, "Waiting bound").
+        Some((_, v)) if v == "0" => WaitBound::None { scenario: "bfq_time_charge_256.scn" },
+        // Each new process's queue is raised (×30, budget 1024 sectors): its finish time is
+        // just past its start, and it is served before a waiting queue whose finish is its
+        // budget (up to max_budget) / 40 after its start. A stream of new processes keeps
+        // such a queue waiting; once raising ends, the time charging above applies too.
+        _ => WaitBound::None { scenario: "bfq_raised_newcomers.scn" },
+    },
+};
 
 /// BFQ (see the module documentation).
 #[derive(Debug)]
@@ -1461,66 +1469,69 @@ impl Scheduler for Bfq {
     fn name(&self) -> &'static str {
         "bfq"
     }
-    fn tunables(&self) -> &'static [Spec] {
-        TUNABLES
-    }
-    fn get_tunable(&self, name: &str) -> Option<i64> {
-        Some(match name {
-            "slice_idle" => (self.slice_idle / NS_PER_MS) as i64,
-            "slice_idle_us" => (self.slice_idle / 1000) as i64,
-            "timeout_sync" => self.hz.jiffies_to_msecs(self.timeout_j) as i64,
-            "max_budget" => self.user_max_budget as i64,
-            "low_latency" => self.low_latency as i64,
-            "strict_guarantees" => self.strict_guarantees as i64,
-            "fifo_expire_sync" => (self.fifo_expire[1] / NS_PER_MS) as i64,
-            "fifo_expire_async" => (self.fifo_expire[0] / NS_PER_MS) as i64,
-            "back_seek_max" => self.back_seek_max_kib as i64,
-            "back_seek_penalty" => self.back_seek_penalty as i64,
-            _ => return None,
-        })
-    }
-    fn set_tunable(&mut self, name: &str, v: i64) {
-        let v = v as u64;
-        match name {
-            "slice_idle" => self.slice_idle = v * NS_PER_MS,
-            "slice_idle_us" => self.slice_idle = v * 1000,
-            "timeout_sync" => {
-                self.timeout_j = self.hz.msecs_to_jiffies(v).max(1);
-                self.update_max_budget();
-            }
-            "max_budget" => {
-                self.user_max_budget = v;
+    iosched_core::tunables! {
+        Spec::millis("slice_idle", 0, i32::MAX as i64, "how long the empty in-service queue is waited for")
+            => get |s| (s.slice_idle / NS_PER_MS) as i64,
+            set |s, v| s.slice_idle = (v as u64) * NS_PER_MS;
+        Spec::micros("slice_idle_us", 0, i32::MAX as i64, "the same in microseconds")
+            => get |s| (s.slice_idle / 1000) as i64,
+            set |s, v| s.slice_idle = (v as u64) * 1000;
+        Spec::millis("timeout_sync", 1, i32::MAX as i64, "budget timeout of a queue's service slot")
+            => get |s| s.hz.jiffies_to_msecs(s.timeout_j) as i64,
+            set |s, v| {
+                s.timeout_j = s.hz.msecs_to_jiffies(v as u64).max(1);
+                s.update_max_budget();
+            };
+        Spec::count(
+            "max_budget",
+            0,
+            i32::MAX as i64,
+            "largest budget in sectors; 0 = auto (estimated peak rate × timeout_sync)",
+        )
+            => get |s| s.user_max_budget as i64,
+            set |s, v| {
+                s.user_max_budget = v as u64;
                 if v > 0 {
-                    self.max_budget = v;
+                    s.max_budget = v as u64;
                 } else {
-                    self.update_max_budget();
+                    s.update_max_budget();
                 }
-            }
-            "low_latency" => {
+            };
+        Spec::boolean("low_latency", "weight raising of interactive and soft real-time queues")
+            => get |s| s.low_latency as i64,
+            set |s, v| {
                 let on = v != 0;
-                if !on && self.low_latency {
+                if !on && s.low_latency {
                     // bfq_end_wr: every queue's raising ends at once.
-                    let qs: Vec<QId> = self.queues.keys().copied().collect();
+                    let qs: Vec<QId> = s.queues.keys().copied().collect();
                     for q in qs {
-                        if self.q(q).wr_coeff > 1 {
-                            self.end_wr(q);
+                        if s.q(q).wr_coeff > 1 {
+                            s.end_wr(q);
                         }
                     }
                 }
-                self.low_latency = on;
-            }
-            "strict_guarantees" => {
-                self.strict_guarantees = v != 0;
-                if self.strict_guarantees && self.slice_idle < 8 * NS_PER_MS {
-                    self.slice_idle = 8 * NS_PER_MS;
+                s.low_latency = on;
+            };
+        Spec::boolean("strict_guarantees", "always idle, and one request in the device at a time")
+            => get |s| s.strict_guarantees as i64,
+            set |s, v| {
+                s.strict_guarantees = v != 0;
+                if s.strict_guarantees && s.slice_idle < 8 * NS_PER_MS {
+                    s.slice_idle = 8 * NS_PER_MS;
                 }
-            }
-            "fifo_expire_sync" => self.fifo_expire[1] = v * NS_PER_MS,
-            "fifo_expire_async" => self.fifo_expire[0] = v * NS_PER_MS,
-            "back_seek_max" => self.back_seek_max_kib = v,
-            "back_seek_penalty" => self.back_seek_penalty = v,
-            _ => unreachable!("bfq has no tunable {name}"),
-        }
+            };
+        Spec::millis("fifo_expire_sync", 1, i32::MAX as i64, "age after which a sync request is served first")
+            => get |s| (s.fifo_expire[1] / NS_PER_MS) as i64,
+            set |s, v| s.fifo_expire[1] = (v as u64) * NS_PER_MS;
+        Spec::millis("fifo_expire_async", 1, i32::MAX as i64, "age after which an async request is served first")
+            => get |s| (s.fifo_expire[0] / NS_PER_MS) as i64,
+            set |s, v| s.fifo_expire[0] = (v as u64) * NS_PER_MS;
+        Spec::kib("back_seek_max", 0, i32::MAX as i64, "longest backward seek preferred to a forward one")
+            => get |s| s.back_seek_max_kib as i64,
+            set |s, v| s.back_seek_max_kib = v as u64;
+        Spec::count("back_seek_penalty", 1, i32::MAX as i64, "cost factor of a backward seek")
+            => get |s| s.back_seek_penalty as i64,
+            set |s, v| s.back_seek_penalty = v as u64;
     }
 
     fn init_queue(&mut self, cfg: &QueueConfig) {

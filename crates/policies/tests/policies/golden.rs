@@ -17,45 +17,7 @@ fn golden_scenarios() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Runs every `*.scn` in `dir` against its `*.out`; returns how many scripts there were and
-/// what failed. Only `bless` writes a transcript: a missing `.out` is a failure, so that
-/// deleting one cannot re-bless it.
-fn check_dir(dir: &std::path::Path, bless: bool) -> (usize, Vec<String>) {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "scn"))
-        .collect();
-    files.sort();
-    let mut failures = Vec::new();
-    for f in &files {
-        let name = f.file_name().unwrap().to_string_lossy().to_string();
-        let script = std::fs::read_to_string(f).unwrap();
-        match iosched_policies::scenario::run(&script) {
-            Err(e) => failures.push(format!("{name}: {e}")),
-            Ok(transcript) => {
-                let out = f.with_extension("out");
-                if bless {
-                    std::fs::write(&out, &transcript).unwrap();
-                } else if !out.exists() {
-                    failures.push(format!(
-                        "{name}: no stored transcript {} (IOSCHED_BLESS=1 to write it, after reading it)",
-                        out.display()
-                    ));
-                } else {
-                    let want = std::fs::read_to_string(&out).unwrap();
-                    if want != transcript {
-                        failures.push(format!(
-                            "{name}: transcript differs from {} (IOSCHED_BLESS=1 to accept)\n--- stored\n{want}\n--- now\n{transcript}",
-                            out.display()
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    (files.len(), failures)
-}
+use iosched_testkit::golden::check_dir;
 
 /// A script without its stored transcript fails and nothing is written; blessing writes it.
 #[test]

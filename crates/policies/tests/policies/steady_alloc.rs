@@ -31,7 +31,7 @@ fn allocations_per_request(sched: &str, owners: u64, queued: u64, steps: u64) ->
 #[test]
 fn no_policy_allocates_per_request_in_steady_state() {
     let mut failures = Vec::new();
-    for sched in ["noop", "deadline", "as", "cfq", "cfq-v1", "mq-deadline", "kyber", "bfq"] {
+    for sched in iosched_policies::SCHEDULERS.iter().map(|p| p.name) {
         for (owners, queued) in [(1, 64), (100, 1000)] {
             let per = allocations_per_request(sched, owners, queued, 20_000);
             // noop keeps its requests in a ring buffer only: nothing at all.

@@ -17,7 +17,7 @@ fn opts(sched: &str, size: u64) -> Options {
 }
 
 pub fn a_corrupted_block_is_detected_with_its_offset() {
-    for sched in SCHEDULERS {
+    for sched in schedulers() {
         let dir = TempDir::new(&format!("corrupt-{sched}"));
         let path = dir.path("t");
         let t = Target::open(&path, opts(sched, 1 << 20)).unwrap();
@@ -53,7 +53,7 @@ pub fn a_corrupted_block_is_detected_with_its_offset() {
 }
 
 pub fn mixed_read_write_under_every_scheduler_has_no_mismatch() {
-    for sched in SCHEDULERS {
+    for sched in schedulers() {
         let dir = TempDir::new(&format!("tb-{sched}"));
         let cfg = tiobench::Config {
             size_mb: 8,

@@ -57,7 +57,7 @@ fn mixed(sched: &str, backend: BackendChoice) {
 }
 
 pub fn every_scheduler_reads_back_what_it_wrote() {
-    for s in SCHEDULERS {
+    for s in schedulers() {
         mixed(s, BackendChoice::IoUring);
     }
 }
