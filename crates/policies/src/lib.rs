@@ -12,17 +12,23 @@
 //! the dispatch list. They never read a clock or do I/O.
 #![forbid(unsafe_code)]
 
-pub mod anticipatory;
-pub mod bfq;
-pub mod cfq;
-pub mod cfq_v1;
 pub mod common;
-pub mod deadline;
-pub mod kyber;
-pub mod mq_deadline;
-pub mod noop;
 pub mod registry;
 pub mod scenario;
+
+/// The built-in policies, in the order `iosched schedulers` lists them: each name is a
+/// module that declares its [`Policy`] as `POLICY`, and [`SCHEDULERS`] lists those. A new
+/// in-tree policy is its file plus its name here.
+macro_rules! builtin {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// Every built-in policy (the registry's list; [`registry::policies`] adds the
+        /// ones registered at run time).
+        pub const SCHEDULERS: &[Policy] = &[$($module::POLICY),*];
+    };
+}
+
+builtin!(noop, deadline, anticipatory, cfq, cfq_v1, mq_deadline, kyber, bfq);
 
 pub use anticipatory::Anticipatory;
 pub use bfq::Bfq;
@@ -32,4 +38,4 @@ pub use deadline::Deadline;
 pub use kyber::Kyber;
 pub use mq_deadline::MqDeadline;
 pub use noop::Noop;
-pub use registry::{Policy, SCHEDULERS, SchedSpec, WaitBound, new_scheduler, parse_list, policies, register};
+pub use registry::{Policy, SchedSpec, WaitBound, new_scheduler, parse_list, policies, register};

@@ -49,18 +49,7 @@ pub enum WaitBound {
     None { scenario: &'static str },
 }
 
-/// The policies built into iosched, in the order `iosched schedulers` lists them. A new
-/// in-tree policy is its module plus one line here.
-pub const SCHEDULERS: &[Policy] = &[
-    crate::noop::POLICY,
-    crate::deadline::POLICY,
-    crate::anticipatory::POLICY,
-    crate::cfq::POLICY,
-    crate::cfq_v1::POLICY,
-    crate::mq_deadline::POLICY,
-    crate::kyber::POLICY,
-    crate::bfq::POLICY,
-];
+pub use crate::SCHEDULERS;
 
 static REGISTERED: std::sync::RwLock<Vec<Policy>> = std::sync::RwLock::new(Vec::new());
 
