@@ -3,13 +3,14 @@
 
 use crate::record;
 use crate::sim::{MachineArgs, Progress, specs, specs_fit};
+use iosched_benchmarks::units::parse_size;
 use iosched_core::Duration;
 use iosched_core::trace::Trace;
 use iosched_policies::SchedSpec;
 use iosched_workloads::aio_stress::{self, AioStressConfig, Stage};
 use iosched_workloads::compare::{self, CompareConfig};
 use iosched_workloads::iozone::{self, IozoneConfig, Sizes};
-use iosched_workloads::machine::{Machine, parse_size};
+use iosched_workloads::machine::Machine;
 use iosched_workloads::sysbench::{self, IoMode, SysbenchConfig, TestMode};
 use std::io::Write;
 use std::path::{Path, PathBuf};

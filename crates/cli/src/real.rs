@@ -1,10 +1,10 @@
 //! `iosched real …`: the workloads on real files and block devices (crate `iosched-rt`).
 
 use crate::record;
+use iosched_benchmarks::tiobench::{Phase, TiobenchRecord, cut_identifiers_note, table, table_as_printed};
 use iosched_policies::{SchedSpec, parse_list};
 use iosched_rt::workload::{Control, Ended, fio_like, readmany, tiobench};
 use iosched_rt::{BackendChoice, Options, Report};
-use iosched_workloads::tiobench_report::{self, Phase};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -165,12 +165,12 @@ struct FioArgs {
 
 /// A size with binary units (`4k`, `512M`, `1G`), naming the option in errors.
 fn parse_size(s: &str, what: &str) -> Result<u64, String> {
-    iosched_workloads::machine::parse_size(s).map_err(|e| format!("{what}: {e}"))
+    iosched_benchmarks::units::parse_size(s).map_err(|e| format!("{what}: {e}"))
 }
 
 /// A positive duration (`10s`, `500ms`, `2m`, plain seconds), naming the option in errors.
 fn parse_duration(s: &str, what: &str) -> Result<Duration, String> {
-    let d = iosched_workloads::machine::parse_duration(s).map_err(|e| format!("{what}: {e}"))?;
+    let d = iosched_benchmarks::units::parse_duration(s).map_err(|e| format!("{what}: {e}"))?;
     if d.is_zero() {
         return Err(format!("{what} `{s}`: expected a positive duration"));
     }
@@ -340,7 +340,7 @@ struct TiobenchJson<'a> {
     block: u32,
     random_ops: u64,
     seed: u64,
-    records: &'a [tiobench_report::TiobenchRecord],
+    records: &'a [TiobenchRecord],
     runs: Vec<RunJson<'a>>,
 }
 
@@ -456,11 +456,10 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
         };
         println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
     } else {
-        let table =
-            if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
+        let table = if a.as_printed { table_as_printed(&records) } else { table(&records) };
         // With --as-printed stdout is tiobench.pl's table alone; the rest goes to stderr.
         let head = format!("tiobench (tiotest 0.3.3 semantics), {}\n", describe(c));
-        let note = tiobench_report::cut_identifiers_note(&records).unwrap_or_default();
+        let note = cut_identifiers_note(&records).unwrap_or_default();
         let rl: Vec<(String, &Report)> =
             labels.iter().zip(&reports).map(|((s, n), r)| (format!("{s} ({n} thr)"), r)).collect();
         let tail = format!("{}{note}{}", partial.unwrap_or_default(), runtime_lines(&rl));

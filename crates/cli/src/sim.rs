@@ -1,12 +1,13 @@
 //! `iosched tiobench`, `iosched readmany`, `iosched repro`: the simulated benchmarks.
 
 use crate::record;
+use iosched_benchmarks::tiobench::{cut_identifiers_note, table, table_as_printed};
+use iosched_benchmarks::units::{parse_duration, parse_size};
 use iosched_policies::{SchedSpec, parse_list};
-use iosched_workloads::machine::{Machine, parse_duration, parse_size};
+use iosched_workloads::machine::Machine;
 use iosched_workloads::readmany::{self, Background, ReadmanyConfig, ReadmanyResult};
 use iosched_workloads::repro::{self, ReproConfig, fmt_secs};
 use iosched_workloads::tiobench::{self, TiobenchConfig};
-use iosched_workloads::tiobench_report;
 use std::io::Write;
 
 /// The simulated machine.
@@ -255,10 +256,9 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
     } else {
         println!("{head}");
     }
-    let table =
-        if a.as_printed { tiobench_report::table_as_printed(&records) } else { tiobench_report::table(&records) };
+    let table = if a.as_printed { table_as_printed(&records) } else { table(&records) };
     print!("{table}");
-    if let Some(note) = tiobench_report::cut_identifiers_note(&records) {
+    if let Some(note) = cut_identifiers_note(&records) {
         if a.as_printed {
             eprint!("{note}");
         } else {
@@ -373,7 +373,7 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
         return Ok(());
     }
     // The tree as generated: a small scale still gives each top-level directory a file.
-    let tree = iosched_workloads::kernel_tree::KernelTree::scaled(cfg.machine.seed, cfg.tree_scale);
+    let tree = iosched_benchmarks::kernel_tree::KernelTree::scaled(cfg.machine.seed, cfg.tree_scale);
     println!(
         "find kernel-tree -type f | xargs cat > /dev/null, simulated: {}, tree {} files, {:.1} MB (--tree-scale {})",
         cfg.machine.describe(),

@@ -304,8 +304,8 @@ proptest! {
         "piii-1000:block_alloc=11us,copy_page=16us".into(), "linux-2.5:reserve=30M,pdflush_threads=4".into(),
     ])) {
         survives("sizes and durations", &text, |t| {
-            let _ = iosched_workloads::machine::parse_size(t);
-            let _ = iosched_workloads::machine::parse_duration(t);
+            let _ = iosched_benchmarks::units::parse_size(t);
+            let _ = iosched_benchmarks::units::parse_duration(t);
             let _ = iosched_core::time::parse_time_nanos(t, Some(1_000_000));
             let _ = iosched_disk::profile::parse_size(t);
             let _ = iosched_disk::profile::parse_duration_ns(t);

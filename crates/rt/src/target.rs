@@ -309,7 +309,7 @@ fn file_ranges(size: u64, used: Option<&[(u64, u64)]>) -> Vec<(u64, u64)> {
 /// written), then reserved with `fallocate`, after extending the file to hold a data area
 /// of `size` bytes.
 fn reserve(file: &File, path: &Path, size: u64, ranges: &[(u64, u64)]) -> Result<(), Error> {
-    let approx = iosched_workloads::machine::fmt_bytes_approx;
+    let approx = iosched_benchmarks::units::fmt_bytes_approx;
     // A file whose blocks cover every byte of it needs nothing (SEEK_DATA reports space
     // fallocated but not yet written as holes on ext4 and XFS, which would count twice).
     let meta = file.metadata().map_err(|e| Error::io(path, "cannot stat", e))?;
@@ -344,7 +344,7 @@ fn reserve(file: &File, path: &Path, size: u64, ranges: &[(u64, u64)]) -> Result
     }
     for &(a, b) in ranges {
         sys::fallocate(file, a, b - a).map_err(|e| {
-            let want = iosched_workloads::machine::fmt_bytes(b - a);
+            let want = iosched_benchmarks::units::fmt_bytes(b - a);
             Error::io(path, &format!("cannot reserve {want} at byte {a}"), e)
         })?;
     }
@@ -374,7 +374,7 @@ fn init_file(
             eprintln!(
                 "{}: laying out {} before use (new space reads as holes)",
                 path.display(),
-                iosched_workloads::machine::fmt_bytes(new.iter().map(|&(a, b)| b - a).sum())
+                iosched_benchmarks::units::fmt_bytes(new.iter().map(|&(a, b)| b - a).sum())
             );
             let mut buf = IoBuf::new(LAYOUT_CHUNK.min(size - from) as usize);
             buf.fill(0x5a);
@@ -516,8 +516,8 @@ fn open_file_readonly(path: &Path, len: u64, size: Option<u64>) -> Result<Target
             "{}: note: {} of the {} read holds no written data; a filesystem answers such reads with zeros \
              without the device, so they measure nothing (write the target first)",
             path.display(),
-            iosched_workloads::machine::fmt_bytes_approx(holes),
-            iosched_workloads::machine::fmt_bytes_approx(area)
+            iosched_benchmarks::units::fmt_bytes_approx(holes),
+            iosched_benchmarks::units::fmt_bytes_approx(area)
         );
     }
     Ok(TargetFile {

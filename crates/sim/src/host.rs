@@ -132,7 +132,36 @@ impl std::fmt::Debug for SysOp {
     }
 }
 
+/// One file operation a program made, as [`Sim::log_syscalls`] keeps them: what strace
+/// would show of its reads and writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SysCall {
+    /// When the program made the call.
+    pub at: Instant,
+    /// The task's name (`tiotest/3`).
+    pub task: String,
+    /// [`SysOp::kind`]: `read`, `write`, `direct-read`, …
+    pub kind: &'static str,
+    pub file: FileId,
+    pub offset: u64,
+    pub len: u64,
+}
+
 impl SysOp {
+    /// The file, offset and length of an operation that moves data, `None` for the others.
+    pub fn file_range(&self) -> Option<(FileId, u64, u64)> {
+        match *self {
+            SysOp::Read { file, offset, len }
+            | SysOp::Write { file, offset, len }
+            | SysOp::DirectRead { file, offset, len }
+            | SysOp::DirectWrite { file, offset, len }
+            | SysOp::AioSubmit { file, offset, len, .. }
+            | SysOp::MmapRead { file, offset, len }
+            | SysOp::MmapWrite { file, offset, len } => Some((file, offset, len)),
+            _ => None,
+        }
+    }
+
     pub fn kind(&self) -> &'static str {
         match self {
             SysOp::Read { .. } => "read",
@@ -613,6 +642,8 @@ pub struct Sim {
     /// Turns of the event loop, to look outside now and then (`look_outside`).
     turns: u32,
     pub trace: Option<Vec<String>>,
+    /// The programs' file operations, when [`Sim::log_syscalls`] asked for them.
+    syscalls: Option<Vec<SysCall>>,
     /// Tracing of which requests are in flight, for the blkparse-like trace.
     owners_by_bio: FastMap<ReqId, (Owner, u32)>,
     /// Inodes a `writeback_inodes` pass is writing (I_LOCK).
@@ -704,6 +735,7 @@ impl Sim {
             ended: None,
             turns: 0,
             trace,
+            syscalls: None,
             owners_by_bio: FastMap::default(),
             inodes_under_writeback: FastSet::default(),
             inode_dirty: FastSet::default(),
@@ -791,6 +823,16 @@ impl Sim {
     /// The run ends when all watched tasks have exited.
     pub fn watch(&mut self, t: TaskId) {
         self.watched.push(t);
+    }
+
+    /// Keep every file operation the programs make from now on ([`Sim::take_syscalls`]).
+    pub fn log_syscalls(&mut self) {
+        self.syscalls.get_or_insert_with(Vec::new);
+    }
+
+    /// The file operations kept since [`Sim::log_syscalls`], in the order they were made.
+    pub fn take_syscalls(&mut self) -> Vec<SysCall> {
+        self.syscalls.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     pub fn task_name(&self, t: TaskId) -> &str {
@@ -1176,6 +1218,12 @@ impl Sim {
             for w in std::mem::take(&mut self.counter_waiters) {
                 self.wake(w);
             }
+        }
+        if let Some(log) = &mut self.syscalls
+            && let Some((file, offset, len)) = op.file_range()
+        {
+            let task = self.tasks[t.0 as usize].name.clone();
+            log.push(SysCall { at: self.now, task, kind: op.kind(), file, offset, len });
         }
         let cpu = self.cfg.cpu.clone();
         let task = &mut self.tasks[t.0 as usize];

@@ -23,6 +23,6 @@ pub mod readahead;
 pub mod rng;
 
 pub use fs::{DirId, FileId, Fs};
-pub use host::{Ended, Outcome, ProgCtx, Program, Sim, SimConfig, SysOp, TaskId, VmstatLine};
+pub use host::{Ended, Outcome, ProgCtx, Program, Sim, SimConfig, SysCall, SysOp, TaskId, VmstatLine};
 pub use profile::{CpuProfile, HostProfile, Lru, Readahead, Reclaim};
 pub use rng::Rng;

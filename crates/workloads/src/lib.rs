@@ -11,10 +11,8 @@
 pub mod aio_stress;
 pub mod compare;
 pub mod iozone;
-pub mod kernel_tree;
 pub mod machine;
 pub mod readmany;
 pub mod repro;
 pub mod sysbench;
 pub mod tiobench;
-pub mod tiobench_report;

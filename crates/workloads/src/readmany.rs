@@ -22,8 +22,8 @@
 //! 512 MB file. The elapsed time runs from the start of `find` to the exit of the last
 //! `cat`. A run still going at `timeout` is reported as timed out, as the seed did for 2.4.
 
-use crate::kernel_tree::KernelTree;
 use crate::machine::Machine;
+use iosched_benchmarks::kernel_tree::KernelTree;
 use iosched_core::time::format_duration;
 use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
@@ -181,7 +181,7 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
         sim.trace = Some(Vec::new());
     }
     let root = sim.fs.root();
-    let (tree_root, _) = tree.create(&mut sim.fs, root);
+    let (tree_root, _) = create_tree(&tree, &mut sim.fs, root);
     let stream = match cfg.background {
         Background::None => None,
         Background::StreamWrite => Some(sim.fs.create_with_size(root, "foo", cfg.stream_bytes)),
@@ -530,4 +530,26 @@ pub fn run_matrix(
             r
         })
         .collect()
+}
+
+/// Create the tree under `parent` with the filesystem's allocator, in creation order
+/// (each directory, then its files, as `tar x` does). Returns the tree's root.
+fn create_tree(
+    tree: &KernelTree,
+    fs: &mut iosched_sim::Fs,
+    parent: iosched_sim::DirId,
+) -> (iosched_sim::DirId, Vec<iosched_sim::FileId>) {
+    let mut ids: Vec<iosched_sim::DirId> = Vec::with_capacity(tree.dirs.len());
+    let mut out = Vec::with_capacity(tree.files.len());
+    let mut fi = 0;
+    for (i, (p, name)) in tree.dirs.iter().enumerate() {
+        let pid = p.map(|p| ids[p]).unwrap_or(parent);
+        ids.push(fs.mkdir(pid, name));
+        while fi < tree.files.len() && tree.files[fi].0 == i {
+            let (_, name, size) = &tree.files[fi];
+            out.push(fs.create_with_size(ids[i], name, *size));
+            fi += 1;
+        }
+    }
+    (ids[0], out)
 }

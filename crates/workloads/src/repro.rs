@@ -329,7 +329,7 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
                 else {
                     continue;
                 };
-                let mut rec = p.record(label, &tio_cfg);
+                let mut rec = p.record(label, tio_cfg.size >> 20, tio_cfg.block as u32);
                 rec.scheduler = label.to_string();
                 let seed = SEED_TIOBENCH.iter().find(|r| r.0 == *label && r.1 == phase && r.2 == threads);
                 let (seed_rate, seed_lat) = match (cfg.quick, seed) {

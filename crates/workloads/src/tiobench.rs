@@ -16,13 +16,12 @@
 //! and the fractions of calls over 2 s and 10 s.
 
 use crate::machine::Machine;
-pub use crate::tiobench_report::{Phase, TiobenchRecord};
+pub use iosched_benchmarks::tiobench::{Phase, PhaseResult, RANDOM_MAX, ThreadOps, TiobenchRecord, check_random};
 use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::{self, Shared};
-use iosched_sim::{FileId, Outcome, ProgCtx, Rng, SysOp, TaskId};
-use serde::Serialize;
+use iosched_sim::{FileId, Outcome, ProgCtx, SysCall, SysOp, TaskId};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -77,95 +76,6 @@ impl TiobenchConfig {
     }
 }
 
-/// The largest `--random`: tiotest 0.3.3 keeps its operation count in a C `int`.
-pub const RANDOM_MAX: u64 = i32::MAX as u64;
-
-/// `--random` within tiotest's range, and at least one random operation for each thread
-/// of every count in `threads` (the thread counts that run a random phase; the simulated
-/// and the real tiobench share this). tiobench.pl hands each thread `int(random /
-/// threads)`: with fewer operations than threads a random phase does nothing, and its row
-/// would divide by a time of nothing (tiobench.pl itself dies on that division).
-pub fn check_random(random: u64, threads: &[u32]) -> Result<(), String> {
-    if random > RANDOM_MAX {
-        return Err(format!(
-            "--random {random}: out of range: expected at most {RANDOM_MAX} (tiotest's -r is a C int)"
-        ));
-    }
-    if let Some(&n) = threads.iter().max()
-        && random < n as u64
-    {
-        return Err(format!(
-            "--random {random} over {n} threads: each thread does int({random} / {n}) = 0 random operations \
-             (tiobench.pl splits --random over the threads); expected at least {n}"
-        ));
-    }
-    Ok(())
-}
-
-/// One phase's raw measurements (summed over threads, as tiotest's terse line).
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct PhaseResult {
-    pub phase: Option<Phase>,
-    pub threads: u32,
-    /// MiB moved.
-    pub mib: f64,
-    /// Wall time from release to the last thread's exit.
-    pub wall_s: f64,
-    /// Σ user+system CPU seconds of the threads.
-    pub cpu_s: f64,
-    pub calls: u64,
-    pub lat_sum_ms: f64,
-    pub lat_max_ms: f64,
-    pub over_2s: u64,
-    pub over_10s: u64,
-    /// MiB the device read / wrote during the phase (diagnostics: cache effects).
-    pub device_read_mib: f64,
-    pub device_write_mib: f64,
-}
-
-impl PhaseResult {
-    pub fn rate_mb_s(&self) -> f64 {
-        if self.wall_s > 0.0 { self.mib / self.wall_s } else { 0.0 }
-    }
-    pub fn cpu_pct(&self) -> f64 {
-        if self.wall_s > 0.0 { 100.0 * self.cpu_s / self.wall_s } else { 0.0 }
-    }
-    pub fn avg_lat_ms(&self) -> f64 {
-        if self.calls > 0 { self.lat_sum_ms / self.calls as f64 } else { 0.0 }
-    }
-    pub fn pct_gt_2s(&self) -> f64 {
-        if self.calls > 0 { 100.0 * self.over_2s as f64 / self.calls as f64 } else { 0.0 }
-    }
-    pub fn pct_gt_10s(&self) -> f64 {
-        if self.calls > 0 { 100.0 * self.over_10s as f64 / self.calls as f64 } else { 0.0 }
-    }
-    /// tiobench.pl: `rate / (cpu / 100)`.
-    pub fn cpu_eff(&self) -> f64 {
-        let cpu = self.cpu_pct();
-        if cpu > 0.0 { self.rate_mb_s() / (cpu / 100.0) } else { 0.0 }
-    }
-
-    /// The table / JSON row for this phase.
-    pub fn record(&self, scheduler: &str, cfg: &TiobenchConfig) -> TiobenchRecord {
-        TiobenchRecord {
-            scheduler: scheduler.to_string(),
-            phase: self.phase.expect("a finished phase"),
-            threads: self.threads,
-            file_size_mb: cfg.size >> 20,
-            block: cfg.block as u32,
-            rate_mb_s: self.rate_mb_s(),
-            cpu_pct: self.cpu_pct(),
-            avg_lat_ms: self.avg_lat_ms(),
-            max_lat_ms: self.lat_max_ms,
-            pct_gt_2s: self.pct_gt_2s(),
-            pct_gt_10s: self.pct_gt_10s(),
-            cpu_eff: self.cpu_eff(),
-            device_read_mib: Some(self.device_read_mib),
-            device_write_mib: Some(self.device_write_mib),
-        }
-    }
-}
-
 #[derive(Default)]
 struct Collect {
     phase: PhaseResult,
@@ -186,18 +96,42 @@ pub fn run_recorded(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Res
     Ok((phases, trace.expect("recorded")))
 }
 
+/// As [`run`], also keeping every read and write call the tiotest threads made (the
+/// offsets are file offsets; each thread's task is `tiotest/<i>`).
+pub fn run_logged(
+    spec: &SchedSpec,
+    threads: u32,
+    cfg: &TiobenchConfig,
+) -> Result<(Vec<PhaseResult>, Vec<SysCall>), String> {
+    let mut calls = Vec::new();
+    let (phases, _) = run_inner(spec, threads, cfg, false, Some(&mut calls))?;
+    Ok((phases, calls))
+}
+
 /// One run's phases, and its queue-input trace if it was recorded.
 type Run = (Vec<PhaseResult>, Option<Trace>);
 
 fn run_with(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig, record: bool) -> Result<Run, String> {
+    run_inner(spec, threads, cfg, record, None)
+}
+
+fn run_inner(
+    spec: &SchedSpec,
+    threads: u32,
+    cfg: &TiobenchConfig,
+    record: bool,
+    syscalls: Option<&mut Vec<SysCall>>,
+) -> Result<Run, String> {
     let mut queue = cfg.machine.queue(spec)?;
     if record {
         queue.start_recording();
     }
     let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
+    if syscalls.is_some() {
+        sim.log_syscalls();
+    }
     let n = threads as u64;
-    let file_bytes = cfg.size / (1 << 20) / n * (1 << 20);
-    let blocks = file_bytes / cfg.block;
+    let file_bytes = iosched_benchmarks::tiobench::file_mb(cfg.size >> 20, threads) << 20;
     let ops_per_thread = cfg.random / n;
     let dir = sim.fs.mkdir(sim.fs.root(), "tiotest");
     let files: Vec<FileId> = (0..threads).map(|i| sim.fs.create(dir, &format!("_1234_tiotest.{i}"))).collect();
@@ -208,7 +142,7 @@ fn run_with(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig, record: bool) 
         threads: Vec::new(),
         files: files.clone(),
         block: cfg.block,
-        blocks,
+        file_bytes,
         ops: ops_per_thread,
         seed: cfg.machine.seed,
         collect: Rc::new(RefCell::new(Collect::default())),
@@ -226,6 +160,9 @@ fn run_with(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig, record: bool) 
     let r = results.borrow().clone();
     if r.len() != 4 {
         return Err(format!("tiobench with {threads} threads did not finish ({} phases done)", r.len()));
+    }
+    if let Some(out) = syscalls {
+        *out = sim.take_syscalls();
     }
     let trace = cfg.machine.queue_trace(spec, &format!("tiobench, {threads} threads"), &mut queue)?;
     Ok((r, trace))
@@ -246,7 +183,7 @@ struct Main {
     threads: Vec<TaskId>,
     files: Vec<FileId>,
     block: u64,
-    blocks: u64,
+    file_bytes: u64,
     ops: u64,
     seed: u64,
     collect: Shared<Collect>,
@@ -279,10 +216,7 @@ impl iosched_sim::Program for Main {
                             release: self.phase as u64 + 1,
                             file: self.files[i],
                             block: self.block,
-                            blocks: self.blocks,
-                            ops: self.ops,
-                            done_ops: 0,
-                            rng: Rng::derive(self.seed, (self.phase * 100_000 + i) as u64),
+                            ops: ThreadOps::new(self.seed, phase, i as u32, self.file_bytes, self.block, self.ops),
                             step: 0,
                             data_call_pending: false,
                             cpu0: Duration::ZERO,
@@ -321,8 +255,8 @@ impl iosched_sim::Program for Main {
                     r.phase = Some(phase);
                     r.threads = self.threads.len() as u32;
                     r.wall_s = wall;
-                    r.device_read_mib = (ctx.device_read - self.dev0.0) as f64 / (1 << 20) as f64;
-                    r.device_write_mib = (ctx.device_written - self.dev0.1) as f64 / (1 << 20) as f64;
+                    r.device_read_mib = Some((ctx.device_read - self.dev0.0) as f64 / (1 << 20) as f64);
+                    r.device_write_mib = Some((ctx.device_written - self.dev0.1) as f64 / (1 << 20) as f64);
                     self.results.borrow_mut().push(r);
                     self.threads.clear();
                     self.phase += 1;
@@ -340,10 +274,7 @@ struct Worker {
     release: u64,
     file: FileId,
     block: u64,
-    blocks: u64,
-    ops: u64,
-    done_ops: u64,
-    rng: Rng,
+    ops: ThreadOps,
     step: u8,
     /// The last operation returned was a read or write call, to be accounted.
     data_call_pending: bool,
@@ -358,19 +289,7 @@ impl iosched_sim::Program for Worker {
         if std::mem::take(&mut self.data_call_pending)
             && let Some(d) = done
         {
-            let lat = d.latency().as_secs_f64() * 1000.0;
-            let mut c = self.collect.borrow_mut();
-            let p = &mut c.phase;
-            p.calls += 1;
-            p.lat_sum_ms += lat;
-            p.lat_max_ms = p.lat_max_ms.max(lat);
-            if lat > 2000.0 {
-                p.over_2s += 1;
-            }
-            if lat > 10_000.0 {
-                p.over_10s += 1;
-            }
-            p.mib += d.bytes as f64 / (1 << 20) as f64;
+            self.collect.borrow_mut().phase.add_call(d.latency().as_secs_f64() * 1000.0, d.bytes);
         }
         loop {
             match self.step {
@@ -389,15 +308,7 @@ impl iosched_sim::Program for Worker {
                     };
                 }
                 3 => {
-                    let total = if self.phase.is_random() { self.ops } else { self.blocks };
-                    if self.done_ops < total {
-                        let off = if self.phase.is_random() {
-                            // (rand_r() % (blocks - 1)) * block: the last block is never chosen.
-                            self.rng.below(self.blocks.saturating_sub(1).max(1)) * self.block
-                        } else {
-                            self.done_ops * self.block
-                        };
-                        self.done_ops += 1;
+                    if let Some(off) = self.ops.next() {
                         self.data_call_pending = true;
                         let len = self.block;
                         return if self.phase.is_write() {
@@ -481,7 +392,7 @@ fn matrix(
             Err(e) => return Err(e),
         };
         for p in phases {
-            out.push(p.record(&specs[s].to_string(), cfg));
+            out.push(p.record(&specs[s].to_string(), cfg.size >> 20, cfg.block as u32));
         }
         traces.extend(trace);
     }

@@ -72,43 +72,6 @@ impl Ended {
     }
 }
 
-/// tiotest's per-I/O latency sums (the derived columns come from
-/// `iosched_workloads::tiobench::PhaseResult`).
-#[derive(Copy, Clone, Debug, Default, PartialEq)]
-pub struct LatStats {
-    pub count: u64,
-    pub sum_ns: u128,
-    pub max_ns: u64,
-    pub over_2s: u64,
-    pub over_10s: u64,
-}
-
-impl LatStats {
-    pub fn add(&mut self, d: Duration) {
-        let ns = d.as_nanos() as u64;
-        self.count += 1;
-        self.sum_ns += ns as u128;
-        self.max_ns = self.max_ns.max(ns);
-        // tiotest compares with strict `>`.
-        if d > Duration::from_secs(2) {
-            self.over_2s += 1;
-        }
-        if d > Duration::from_secs(10) {
-            self.over_10s += 1;
-        }
-    }
-    pub fn merge(&mut self, o: &LatStats) {
-        self.count += o.count;
-        self.sum_ns += o.sum_ns;
-        self.max_ns = self.max_ns.max(o.max_ns);
-        self.over_2s += o.over_2s;
-        self.over_10s += o.over_10s;
-    }
-    pub fn max_ms(&self) -> f64 {
-        self.max_ns as f64 / 1e6
-    }
-}
-
 /// SplitMix64: the core's generator (seeded with `Rng::from_state`).
 pub use iosched_core::Rng;
 
@@ -185,16 +148,6 @@ pub(crate) fn first_error(errs: impl IntoIterator<Item = Option<IoError>>) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn latency_thresholds_are_strict() {
-        let mut l = LatStats::default();
-        l.add(Duration::from_secs(2));
-        l.add(Duration::from_millis(2001));
-        l.add(Duration::from_secs(11));
-        assert_eq!((l.over_2s, l.over_10s), (2, 1));
-        assert_eq!(l.max_ms(), 11000.0);
-    }
 
     #[test]
     fn rng_is_deterministic_and_bounded() {

@@ -2,7 +2,7 @@
 //! on a real target.
 //!
 //! The tree: the simulator's synthetic 2.4.19 kernel tree
-//! (`iosched_workloads::kernel_tree::KernelTree`: 11,219 files, 141.6 MB, 596 directories
+//! (`iosched_benchmarks::kernel_tree::KernelTree`: 11,219 files, 141.6 MB, 596 directories
 //! with files, the measured size percentiles of reference §6.1), or an evenly spread
 //! `scale` fraction of its files, laid out inside the target as ext2 would cluster them:
 //! directories in creation (= readdir) order, each one 4 KiB directory block followed by
@@ -21,8 +21,8 @@ use super::{Control, Ended};
 use crate::error::{Error, IoError};
 use crate::runtime::{Completion, Options, Report, Target};
 use crate::sys::{ALIGN, IoBuf};
+use iosched_benchmarks::kernel_tree::KernelTree;
 use iosched_core::Op;
-use iosched_workloads::kernel_tree::KernelTree;
 use serde::Serialize;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -12,7 +12,9 @@
 //!   the page cache does not hide the scheduler (no read-ahead, no write-back);
 //! - random phases: `int(random_ops / N)` operations per thread at
 //!   `(rand % (blocks − 1)) × block` (0.3.3: the last block is never chosen), uniform
-//!   with replacement, from a seeded generator (reproducible, unlike tiotest);
+//!   with replacement, from a seeded generator (reproducible, unlike tiotest): the
+//!   operation streams are `iosched_benchmarks::tiobench::ThreadOps`, the simulated
+//!   tiobench's, so one seed draws the same offsets in both worlds;
 //! - per-I/O latency around the blocking call; Rate = MiB / phase wall time; CPU% =
 //!   process CPU time (user + system, `getrusage`) over wall time; CPU Eff = Rate /
 //!   (CPU% / 100); Lat% columns count latencies strictly above 2 s and 10 s.
@@ -24,12 +26,11 @@
 //! that was running is reported with what it did until then. A failed request ends the
 //! run too; the failed phase is not reported.
 
-use super::{Control, Ended, LatStats, Progress, Rng, ended, first_error, join_timed, wait_with_progress};
+use super::{Control, Ended, Progress, ended, first_error, join_timed, wait_with_progress};
 use crate::error::{Error, IoError};
 use crate::runtime::{Options, Report, Target};
 use crate::sys::{ALIGN, IoBuf, process_cpu_time};
-use iosched_workloads::tiobench::PhaseResult;
-use iosched_workloads::tiobench_report::{Phase, TiobenchRecord};
+use iosched_benchmarks::tiobench::{Phase, PhaseResult, ThreadOps, TiobenchRecord, check_random, file_mb};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -68,7 +69,7 @@ impl Config {
         }
         let random_phase = self.phases.iter().any(|p| p.is_random());
         let threads: &[u32] = if random_phase { std::slice::from_ref(&self.threads) } else { &[] };
-        iosched_workloads::tiobench::check_random(self.random_ops, threads).map_err(Error)?;
+        check_random(self.random_ops, threads).map_err(Error)?;
         if self.size_mb < self.threads as u64 {
             // As the simulated tiobench: each thread's file is size/threads whole MiB.
             return Err(Error(format!(
@@ -103,9 +104,10 @@ impl Config {
         }
         Ok(())
     }
-    /// tiobench.pl: `int(size / threads)`, at least 1.
+    /// tiobench.pl: `int(size / threads)` ([`validate`](Config::validate) refuses less
+    /// than 1 MiB).
     pub fn per_thread_mb(&self) -> u64 {
-        (self.size_mb / self.threads as u64).max(1)
+        file_mb(self.size_mb, self.threads)
     }
     /// Bytes of the target the run uses.
     pub fn bytes_needed(&self) -> u64 {
@@ -214,8 +216,9 @@ fn run_phase(
 ) -> (TiobenchRecord, Option<IoError>) {
     let n = cfg.threads;
     let block = cfg.block as u64;
-    let blocks = (cfg.per_thread_mb() << 20) / block;
-    let ops_per_thread = if phase.is_random() { cfg.random_ops / n as u64 } else { blocks };
+    let file_bytes = cfg.per_thread_mb() << 20;
+    let random_ops = cfg.random_ops / n as u64;
+    let ops_per_thread = ThreadOps::new(cfg.seed, phase, 0, file_bytes, block, random_ops).len();
     let barrier = Barrier::new(n as usize + 1);
     let done = AtomicU64::new(0);
     let failed = Arc::new(AtomicBool::new(false));
@@ -225,28 +228,27 @@ fn run_phase(
             .map(|i| {
                 let h = target.handle();
                 let (barrier, done, failed) = (&barrier, &done, &failed);
-                let seed = cfg.seed ^ ((i as u64 + 1) << 32) ^ phase as u64;
                 s.spawn(move || {
                     ended(|| {
                         let (base, _) = region(cfg, i);
-                        let mut rng = Rng::from_state(seed);
+                        let ops = ThreadOps::new(cfg.seed, phase, i, file_bytes, block, random_ops);
                         let mut buf = IoBuf::new(block as usize);
                         buf.fill(0x5a);
-                        let mut lat = LatStats::default();
+                        let mut calls = PhaseResult::default();
                         barrier.wait();
-                        for k in 0..ops_per_thread {
+                        for off in ops {
                             if ctl.stopped() || failed.load(Ordering::Relaxed) {
-                                return (lat, None);
+                                return (calls, None);
                             }
-                            let b =
-                                if phase.is_random() { if blocks > 1 { rng.below(blocks - 1) } else { 0 } } else { k };
-                            let off = base + b * block;
+                            let off = base + off;
                             let t0 = Instant::now();
                             let r = if phase.is_write() { h.write(off, &mut buf) } else { h.read(off, &mut buf) };
-                            lat.add(t0.elapsed());
+                            // A failed call moved nothing, but its time counts, as tiotest's.
+                            let moved = if r.is_ok() { block } else { 0 };
+                            calls.add_call(t0.elapsed().as_secs_f64() * 1000.0, moved);
                             if let Err(e) = r {
                                 failed.store(true, Ordering::Relaxed);
-                                return (lat, Some(e));
+                                return (calls, Some(e));
                             }
                             done.fetch_add(1, Ordering::Relaxed);
                         }
@@ -254,9 +256,9 @@ fn run_phase(
                             && let Err(e) = h.fsync()
                         {
                             failed.store(true, Ordering::Relaxed);
-                            return (lat, Some(e));
+                            return (calls, Some(e));
                         }
-                        (lat, None)
+                        (calls, None)
                     })
                 })
             })
@@ -266,44 +268,17 @@ fn run_phase(
         let c0 = process_cpu_time();
         wait_with_progress(&hs, &mut progress, &done);
         let cpu = process_cpu_time().saturating_sub(c0);
-        let (results, wall): (Vec<(LatStats, Option<IoError>)>, _) = join_timed(hs, t0);
+        let (results, wall): (Vec<(PhaseResult, Option<IoError>)>, _) = join_timed(hs, t0);
         (wall, cpu, results)
     });
-    let mut lat = LatStats::default();
-    for (l, _) in &results {
-        lat.merge(l);
-    }
-    let err = first_error(results.into_iter().map(|(_, e)| e));
     // The derived columns (rate, CPU%, averages, CPU Eff) as the simulated tiobench
     // computes them from tiotest's raw sums.
-    let raw = PhaseResult {
-        phase: Some(phase),
-        threads: n,
-        mib: (lat.count * block) as f64 / (1 << 20) as f64,
-        wall_s: wall.as_secs_f64(),
-        cpu_s: cpu.as_secs_f64(),
-        calls: lat.count,
-        lat_sum_ms: lat.sum_ns as f64 / 1e6,
-        lat_max_ms: lat.max_ms(),
-        over_2s: lat.over_2s,
-        over_10s: lat.over_10s,
-        ..PhaseResult::default()
-    };
-    let rec = TiobenchRecord {
-        scheduler: label.to_string(),
-        phase,
-        threads: n,
-        file_size_mb: cfg.size_mb,
-        block: cfg.block,
-        rate_mb_s: raw.rate_mb_s(),
-        cpu_pct: raw.cpu_pct(),
-        avg_lat_ms: raw.avg_lat_ms(),
-        max_lat_ms: raw.lat_max_ms,
-        pct_gt_2s: raw.pct_gt_2s(),
-        pct_gt_10s: raw.pct_gt_10s(),
-        cpu_eff: raw.cpu_eff(),
-        device_read_mib: None,
-        device_write_mib: None,
-    };
-    (rec, err)
+    let mut raw = PhaseResult { phase: Some(phase), threads: n, ..PhaseResult::default() };
+    for (c, _) in &results {
+        raw.merge(c);
+    }
+    raw.wall_s = wall.as_secs_f64();
+    raw.cpu_s = cpu.as_secs_f64();
+    let err = first_error(results.into_iter().map(|(_, e)| e));
+    (raw.record(label, cfg.size_mb, cfg.block), err)
 }

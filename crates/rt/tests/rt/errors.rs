@@ -3,9 +3,9 @@
 //! workload with a clear message — never a panic.
 
 use crate::common::*;
+use iosched_benchmarks::tiobench::Phase;
 use iosched_rt::workload::{Control, Ended, tiobench};
 use iosched_rt::{IoBuf, IoError, Options, Target};
-use iosched_workloads::tiobench_report::Phase;
 use std::os::unix::fs::FileExt;
 use std::process::Command;
 

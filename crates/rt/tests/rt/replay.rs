@@ -73,8 +73,8 @@ pub fn recordings_replay_identically_for_every_scheduler() {
 /// The acceptance point in miniature: with an emulated 2003 IDE disk, parallel
 /// sequential readers get far more from AS (anticipation) than from deadline.
 pub fn emulated_ide_disk_shows_anticipation_winning_on_parallel_sequential_reads() {
+    use iosched_benchmarks::tiobench::Phase;
     use iosched_rt::workload::{Control, Ended, tiobench};
-    use iosched_workloads::tiobench_report::Phase;
     let dir = TempDir::new("as-vs-deadline");
     let cfg = tiobench::Config {
         size_mb: 4,

@@ -4,8 +4,8 @@
 //! nothing, to our file or anyone's, forced or not.
 
 use crate::common::*;
+use iosched_benchmarks::tiobench::Phase;
 use iosched_rt::workload::{Control, fio_like, tiobench};
-use iosched_workloads::tiobench_report::Phase;
 use std::path::Path;
 
 fn tio(size_mb: u64, offset_mb: u64) -> tiobench::Config {

@@ -3,6 +3,7 @@
 //! arithmetic, the errors for bad options, and the A/B study.
 
 mod aio_stress;
+mod both_worlds;
 mod compare;
 mod iozone;
 mod record;

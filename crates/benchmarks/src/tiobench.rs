@@ -1,6 +1,20 @@
-//! The tiobench.pl summary table (0.3.3 with Randy Hron's latency and CPU-efficiency
-//! columns, tiobench commit 7b59b02, 2002), byte for byte, shared by the simulated and the
-//! real tiobench.
+//! tiobench's semantics (tiotest 0.3.3 driven by tiobench.pl; reference `benchmarks.md`
+//! §1), shared by the simulated tiobench (`iosched-workloads`) and the real one
+//! (`iosched-rt`):
+//!
+//! - the layout: N threads, each with its own file (or region) of `int(size / N)` MiB
+//!   ([`file_mb`]), and `--random` split as `int(random / N)` operations per thread
+//!   ([`check_random`]);
+//! - each thread's operation stream ([`ThreadOps`]): sequential phases walk the file
+//!   block by block; random phases draw `(rand() % (blocks − 1)) × block`, uniform with
+//!   replacement, from a generator seeded by ([`thread_rng`]) the run's seed, the phase
+//!   and the thread, so one `--seed` draws the same offsets in both worlds;
+//! - the measurements ([`PhaseResult`]: tiotest's raw sums, and the derived columns as
+//!   tiobench.pl computes them);
+//! - the summary table below.
+//!
+//! The summary table is tiobench.pl's (0.3.3 with Randy Hron's latency and CPU-efficiency
+//! columns, tiobench commit 7b59b02, 2002), byte for byte.
 //!
 //! Layout: the "Unit information" block, then the sections `Sequential Reads`,
 //! `Random Reads`, `Sequential Writes`, `Random Writes` in that order, each a blank line,
@@ -23,8 +37,185 @@
 //! posted to LKML carry one. [`table`] prints the header under every section title (the
 //! published form); [`table_as_printed`] prints exactly what the script printed.
 
+use iosched_core::Rng;
 use serde::Serialize;
 use std::fmt::Write as _;
+
+/// The largest `--random`: tiotest 0.3.3 keeps its operation count in a C `int`.
+pub const RANDOM_MAX: u64 = i32::MAX as u64;
+
+/// `--random` within tiotest's range, and at least one random operation for each thread
+/// of every count in `threads` (the thread counts that run a random phase; the simulated
+/// and the real tiobench share this). tiobench.pl hands each thread `int(random /
+/// threads)`: with fewer operations than threads a random phase does nothing, and its row
+/// would divide by a time of nothing (tiobench.pl itself dies on that division).
+pub fn check_random(random: u64, threads: &[u32]) -> Result<(), String> {
+    if random > RANDOM_MAX {
+        return Err(format!(
+            "--random {random}: out of range: expected at most {RANDOM_MAX} (tiotest's -r is a C int)"
+        ));
+    }
+    if let Some(&n) = threads.iter().max()
+        && random < n as u64
+    {
+        return Err(format!(
+            "--random {random} over {n} threads: each thread does int({random} / {n}) = 0 random operations \
+             (tiobench.pl splits --random over the threads); expected at least {n}"
+        ));
+    }
+    Ok(())
+}
+
+/// One phase's raw measurements (summed over threads, as tiotest's terse line).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct PhaseResult {
+    pub phase: Option<Phase>,
+    pub threads: u32,
+    /// MiB moved.
+    pub mib: f64,
+    /// Wall time from release to the last thread's exit.
+    pub wall_s: f64,
+    /// Σ user+system CPU seconds of the threads.
+    pub cpu_s: f64,
+    pub calls: u64,
+    pub lat_sum_ms: f64,
+    pub lat_max_ms: f64,
+    pub over_2s: u64,
+    pub over_10s: u64,
+    /// MiB the device read / wrote during the phase (diagnostics: cache effects), where
+    /// the world counts them (the simulator does; a real run does not).
+    pub device_read_mib: Option<f64>,
+    pub device_write_mib: Option<f64>,
+}
+
+impl PhaseResult {
+    pub fn rate_mb_s(&self) -> f64 {
+        if self.wall_s > 0.0 { self.mib / self.wall_s } else { 0.0 }
+    }
+    pub fn cpu_pct(&self) -> f64 {
+        if self.wall_s > 0.0 { 100.0 * self.cpu_s / self.wall_s } else { 0.0 }
+    }
+    pub fn avg_lat_ms(&self) -> f64 {
+        if self.calls > 0 { self.lat_sum_ms / self.calls as f64 } else { 0.0 }
+    }
+    pub fn pct_gt_2s(&self) -> f64 {
+        if self.calls > 0 { 100.0 * self.over_2s as f64 / self.calls as f64 } else { 0.0 }
+    }
+    pub fn pct_gt_10s(&self) -> f64 {
+        if self.calls > 0 { 100.0 * self.over_10s as f64 / self.calls as f64 } else { 0.0 }
+    }
+    /// tiobench.pl: `rate / (cpu / 100)`.
+    pub fn cpu_eff(&self) -> f64 {
+        let cpu = self.cpu_pct();
+        if cpu > 0.0 { self.rate_mb_s() / (cpu / 100.0) } else { 0.0 }
+    }
+
+    /// Account one timed `read`/`write` call that took `lat_ms` and moved `bytes`.
+    pub fn add_call(&mut self, lat_ms: f64, bytes: u64) {
+        self.calls += 1;
+        self.lat_sum_ms += lat_ms;
+        self.lat_max_ms = self.lat_max_ms.max(lat_ms);
+        // tiotest compares with strict `>`.
+        if lat_ms > 2000.0 {
+            self.over_2s += 1;
+        }
+        if lat_ms > 10_000.0 {
+            self.over_10s += 1;
+        }
+        self.mib += bytes as f64 / (1 << 20) as f64;
+    }
+
+    /// Add another thread's sums (calls, bytes, latencies, CPU time).
+    pub fn merge(&mut self, o: &PhaseResult) {
+        self.calls += o.calls;
+        self.lat_sum_ms += o.lat_sum_ms;
+        self.lat_max_ms = self.lat_max_ms.max(o.lat_max_ms);
+        self.over_2s += o.over_2s;
+        self.over_10s += o.over_10s;
+        self.mib += o.mib;
+        self.cpu_s += o.cpu_s;
+    }
+
+    /// The table / JSON row for this phase of a run of `file_size_mb` (tiobench.pl's
+    /// `--size`) in `block`-byte calls.
+    pub fn record(&self, scheduler: &str, file_size_mb: u64, block: u32) -> TiobenchRecord {
+        TiobenchRecord {
+            scheduler: scheduler.to_string(),
+            phase: self.phase.expect("a finished phase"),
+            threads: self.threads,
+            file_size_mb,
+            block,
+            rate_mb_s: self.rate_mb_s(),
+            cpu_pct: self.cpu_pct(),
+            avg_lat_ms: self.avg_lat_ms(),
+            max_lat_ms: self.lat_max_ms,
+            pct_gt_2s: self.pct_gt_2s(),
+            pct_gt_10s: self.pct_gt_10s(),
+            cpu_eff: self.cpu_eff(),
+            device_read_mib: self.device_read_mib,
+            device_write_mib: self.device_write_mib,
+        }
+    }
+}
+
+/// Each thread's file, MiB: tiobench.pl's `int(size / threads)` (the callers refuse a
+/// size that leaves less than 1 MiB).
+pub fn file_mb(size_mb: u64, threads: u32) -> u64 {
+    size_mb / threads as u64
+}
+
+/// The generator of thread `thread`'s random offsets in `phase` of a run seeded `seed`:
+/// one per (phase, thread), so that the threads' streams do not depend on how their
+/// calls interleave.
+pub fn thread_rng(seed: u64, phase: Phase, thread: u32) -> Rng {
+    let index = Phase::RUN_ORDER.iter().position(|&p| p == phase).expect("a phase") as u64;
+    Rng::derive(seed, index * 100_000 + thread as u64)
+}
+
+/// One thread's calls in one phase, as byte offsets into its file: the `blocks` blocks in
+/// order in a sequential phase; `ops` draws of `(rand() % (blocks − 1)) × block` in a
+/// random phase (0.3.3: the last block is never chosen; a one-block file draws block 0).
+#[derive(Clone, Debug)]
+pub struct ThreadOps {
+    random: bool,
+    block: u64,
+    blocks: u64,
+    total: u64,
+    done: u64,
+    rng: Rng,
+}
+
+impl ThreadOps {
+    /// Thread `thread`'s stream in `phase`: a file of `file_bytes` in `block`-byte calls,
+    /// `random_ops` calls in a random phase.
+    pub fn new(seed: u64, phase: Phase, thread: u32, file_bytes: u64, block: u64, random_ops: u64) -> ThreadOps {
+        let blocks = file_bytes / block;
+        let total = if phase.is_random() { random_ops } else { blocks };
+        ThreadOps { random: phase.is_random(), block, blocks, total, done: 0, rng: thread_rng(seed, phase, thread) }
+    }
+
+    /// Calls in the stream.
+    pub fn len(&self) -> u64 {
+        self.total
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total == 0
+    }
+}
+
+impl Iterator for ThreadOps {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        if self.done >= self.total {
+            return None;
+        }
+        let b = if self.random { self.rng.below(self.blocks.saturating_sub(1).max(1)) } else { self.done };
+        self.done += 1;
+        Some(b * self.block)
+    }
+}
 
 /// A tiobench phase. Execution order is seq_write, rand_write, seq_read, rand_read; the
 /// table prints reads first.

@@ -1,4 +1,5 @@
-//! A synthetic 2.4.19 kernel source tree (reference `benchmarks.md` §6.1).
+//! A synthetic 2.4.19 kernel source tree (reference `benchmarks.md` §6.1): the plan of
+//! directories and files that both the simulated and the real read-many create.
 //!
 //! 11,219 files totalling 141.6 MB in 596 directories. File sizes follow the measured
 //! percentiles (p1 109 B … p50 4,544 B … max 1.77 MB), interpolated log-linearly and taken
@@ -10,7 +11,7 @@
 //! which size is a seeded shuffle. Directory and file order is creation order, which is
 //! also ext2's readdir order, so `find` visits them as `tar x` created them.
 
-use iosched_sim::{DirId, FileId, Fs, Rng};
+use iosched_core::Rng;
 
 /// Files, bytes and directories of the measured tree.
 pub const FILES: usize = 11_219;
@@ -142,24 +143,6 @@ impl KernelTree {
         }
         debug_assert_eq!(files.len(), nfiles);
         KernelTree { dirs, files }
-    }
-
-    /// Create the tree under `parent` with the filesystem's allocator, in creation order
-    /// (each directory, then its files, as `tar x` does). Returns the tree's root.
-    pub fn create(&self, fs: &mut Fs, parent: DirId) -> (DirId, Vec<FileId>) {
-        let mut ids: Vec<DirId> = Vec::with_capacity(self.dirs.len());
-        let mut out = Vec::with_capacity(self.files.len());
-        let mut fi = 0;
-        for (i, (p, name)) in self.dirs.iter().enumerate() {
-            let pid = p.map(|p| ids[p]).unwrap_or(parent);
-            ids.push(fs.mkdir(pid, name));
-            while fi < self.files.len() && self.files[fi].0 == i {
-                let (_, name, size) = &self.files[fi];
-                out.push(fs.create_with_size(ids[i], name, *size));
-                fi += 1;
-            }
-        }
-        (ids[0], out)
     }
 
     pub fn total_bytes(&self) -> u64 {
