@@ -1,0 +1,215 @@
+//! Buffered reads and writes through the page cache, after `mm/filemap.c`
+//! (`do_generic_mapping_read`, `generic_file_buffered_write`): a read waits on each page
+//! it needs (reading it, or waiting for read-ahead to bring it), a write dirties pages and
+//! then throttles itself (`balance_dirty_pages_ratelimited`, in `page_writeback.rs`).
+
+use super::*;
+
+impl Sim {
+    /// A synchronous read of one block into cache page `p` (a metadata block, or a data
+    /// page read outside read-ahead).
+    pub(super) fn read_block(&mut self, t: TaskId, block: u64, p: PageId, meta: bool) {
+        let sector = self.fs.sector(block);
+        self.queue_bio(t, Op::Read, sector, SECTORS_PER_BLOCK as u32, true, BioKind::CacheRead(vec![p]), meta);
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Reads
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn step_read(
+        &mut self,
+        t: TaskId,
+        file: FileId,
+        start: u64,
+        pos: u64,
+        end: u64,
+        mut next_ra: u64,
+        copied: u64,
+        mmap: bool,
+    ) -> Cont {
+        let size = self.fs.file(file).size;
+        let end = end.min(size);
+        if pos >= end {
+            let cpu = &self.cfg.cpu;
+            let c = if mmap { cpu.page_lookup * copied as u32 } else { cpu.copy_page * copied as u32 };
+            self.charge(t, c);
+            // Bytes up to end of file (a short read at EOF, 0 past it).
+            return Cont::Finish { bytes: end.saturating_sub(start) };
+        }
+        let index = pos / BLOCK;
+        let last = (end - 1) / BLOCK;
+        if index == next_ra {
+            if mmap {
+                // filemap_nopage read-around on a miss.
+                if !self.cache.contains(file.0, index) {
+                    let ra = self.cfg.host.mmap_readaround_pages;
+                    let start = index & !(ra - 1);
+                    let mut io = HostRa { sim: self, t, file };
+                    io.readahead(RaAction { start, nr: ra, blocking: true });
+                }
+                next_ra = index + 1;
+            } else {
+                let mut ra = self.tasks[t.0 as usize].ra.remove(&file.0).unwrap_or_else(|| self.new_ra());
+                let mut io = HostRa { sim: self, t, file };
+                next_ra = match &mut ra {
+                    FileRa::V26(r) => r.page_cache_readahead(&mut io, index, last - index + 1),
+                    FileRa::V25(r) => {
+                        r.page_cache_readahead(&mut io, index);
+                        index + 1
+                    }
+                };
+                let is25 = matches!(ra, FileRa::V25(_));
+                let task = &mut self.tasks[t.0 as usize];
+                task.ra.insert(file.0, ra);
+                if is25 && !task.bio_out.is_empty() {
+                    task.unplug_after_bios = true;
+                }
+            }
+            if !self.tasks[t.0 as usize].bio_out.is_empty() || self.tasks[t.0 as usize].block_after.is_some() {
+                return Cont::Read { file, start, pos, end, next_ra, copied, mmap };
+            }
+        }
+        match self.cache.lookup(file.0, index) {
+            Lookup::Uptodate(_) => {
+                self.charge(t, self.cfg.cpu.page_lookup);
+                let npos = ((index + 1) * BLOCK).min(end);
+                Cont::Read { file, start, pos: npos, end, next_ra, copied: copied + 1, mmap }
+            }
+            Lookup::Locked(p) => {
+                let task = &mut self.tasks[t.0 as usize];
+                task.unplug_before_block = true;
+                task.block_after = Some(Block::Page(p));
+                Cont::Read { file, start, pos, end, next_ra, copied, mmap }
+            }
+            Lookup::Absent => {
+                match self.tasks[t.0 as usize].ra.get_mut(&file.0) {
+                    Some(FileRa::V25(r)) => r.miss(),
+                    Some(FileRa::V26(r)) => r.miss(),
+                    None => {}
+                }
+                // Indirect block first, if needed and not cached.
+                if let Some(ib) = self.fs.indirect_for(file, index)
+                    && !matches!(self.cache.lookup(META, ib), Lookup::Uptodate(_))
+                {
+                    let then = Box::new(Cont::Read { file, start, pos, end, next_ra, copied, mmap });
+                    return Cont::Meta { blocks: vec![ib], i: 0, then };
+                }
+                match self.cache_add(t, file.0, index, false) {
+                    None => self.wait_memory(t, Cont::Read { file, start, pos, end, next_ra, copied, mmap }),
+                    Some(p) => match self.fs.map(file, index) {
+                        None => {
+                            // A hole: zero-filled without I/O.
+                            self.cache.read_done(p);
+                            Cont::Read { file, start, pos, end, next_ra, copied, mmap }
+                        }
+                        Some(b) => {
+                            let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
+                            self.charge(t, c);
+                            self.read_block(t, b, p, false);
+                            Cont::Read { file, start, pos, end, next_ra, copied, mmap }
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Writes and dirty throttling
+
+    pub(super) fn step_write(&mut self, t: TaskId, file: FileId, pos: u64, end: u64, written: u64, mmap: bool) -> Cont {
+        if pos >= end {
+            let n = written.div_ceil(BLOCK).max(1);
+            self.ratelimit_count += n;
+            let limit = if self.dirty_exceeded { 8 } else { self.ratelimit_pages() };
+            if self.ratelimit_count >= limit {
+                self.ratelimit_count = 0;
+                return Cont::Balance(Balance { pages_written: 0, phase: 0, then_bytes: written });
+            }
+            return Cont::Finish { bytes: written };
+        }
+        let index = pos / BLOCK;
+        let page_end = ((index + 1) * BLOCK).min(end);
+        let partial = !pos.is_multiple_of(BLOCK) || (page_end - pos) < BLOCK;
+        let size = self.fs.file(file).size;
+        let cpu = self.cfg.cpu.clone();
+        let found = if self.cfg.host.write_marks_accessed {
+            self.cache.lookup(file.0, index)
+        } else {
+            self.cache.lookup_quiet(file.0, index)
+        };
+        let p = match found {
+            Lookup::Uptodate(p) => p,
+            Lookup::Locked(p) => {
+                let task = &mut self.tasks[t.0 as usize];
+                task.unplug_before_block = true;
+                task.block_after = Some(Block::Page(p));
+                return Cont::Write { file, pos, end, written, mmap };
+            }
+            Lookup::Absent => {
+                // ext2_get_block walks the indirect chain to map (or allocate) the block: a
+                // cold indirect block is a synchronous read before the write can go on.
+                if let Some(ib) = self.fs.indirect_for(file, index)
+                    && !matches!(self.cache.lookup(META, ib), Lookup::Uptodate(_))
+                {
+                    let then = Box::new(Cont::Write { file, pos, end, written, mmap });
+                    return Cont::Meta { blocks: vec![ib], i: 0, then };
+                }
+                let allocated = self.fs.map(file, index);
+                let need_read = allocated.is_some() && (mmap || (partial && index * BLOCK < size));
+                match self.cache_add(t, file.0, index, !need_read) {
+                    None => {
+                        return self.wait_memory(t, Cont::Write { file, pos, end, written, mmap });
+                    }
+                    Some(p) => {
+                        self.charge(t, cpu.page_alloc);
+                        if need_read {
+                            // Read-modify-write of a partial page (or an mmap fault).
+                            self.charge(t, cpu.bio_submit);
+                            self.read_block(t, allocated.unwrap(), p, false);
+                            return Cont::Write { file, pos, end, written, mmap };
+                        }
+                        p
+                    }
+                }
+            }
+        };
+        // Allocate the block (ext2_get_block with create), dirtying metadata.
+        if self.fs.map(file, index).is_none() {
+            let alloc = self.fs.allocate(file, index, self.pid(t));
+            self.charge(t, cpu.block_alloc);
+            for b in alloc.meta {
+                self.dirty_meta(b);
+            }
+        }
+        let new_size = self.fs.file(file).size.max(page_end);
+        self.fs.set_size(file, new_size);
+        let copy = if mmap { cpu.page_lookup } else { cpu.copy_page };
+        self.charge(t, copy + cpu.page_lookup);
+        if !self.cfg.host.write_marks_accessed {
+            self.cache.set_referenced(p);
+        }
+        if self.cache.set_dirty(p, self.now) {
+            self.charge(t, cpu.dirty_page);
+        }
+        // mtime (and the size or block count) changed: the inode is dirty.
+        self.inode_dirty.insert(file.0);
+        Cont::Write { file, pos: page_end, end, written: written + (page_end - pos), mmap }
+    }
+
+    /// Mark a metadata block dirty (allocating its cache page without reading: ext2 reads
+    /// bitmaps once and keeps them; new indirect blocks are fresh).
+    pub(super) fn dirty_meta(&mut self, block: u64) {
+        let p = match self.cache.get(META, block) {
+            Some(p) => p,
+            None => match self.cache_add_nowait(META, block) {
+                Some(p) => p,
+                None => return,
+            },
+        };
+        if !self.cache.page(p).locked {
+            self.cache.set_dirty(p, self.now);
+        }
+    }
+}
