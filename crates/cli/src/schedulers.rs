@@ -231,7 +231,7 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
         }
     }
     let mut q = spec.queue().map_err(|e| format!("{}: {e}", origin()))?;
-    let r = trace::replay(&t.records, &mut q);
+    let r = iosched_core::replay::replay(&t.records, &mut q);
     if a.json {
         let mut j = serde_json::json!({
             "file": a.file.display().to_string(),

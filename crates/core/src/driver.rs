@@ -12,21 +12,9 @@
 //!         Stop     => return
 //! ```
 
-use crate::queue::{Event, Queue, Segments};
-use crate::request::{Owner, ReqId, Request, Status};
+use crate::queue::{Event, Input, Queue, Segments};
+use crate::request::Request;
 use crate::time::Instant;
-
-/// One input to a [`Queue`].
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub enum Input {
-    Arrival(Request),
-    Completion { id: ReqId, status: Status },
-    Requeue(ReqId),
-    Unplug,
-    OwnerExit(Owner),
-    Drain,
-    Timeout,
-}
 
 /// What `Env::wait` returns.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]

@@ -11,9 +11,12 @@
 //! every wish to act later is returned as a deadline (`poll_timeout`).
 #![forbid(unsafe_code)]
 
+pub mod config;
+pub mod dispatch;
 pub mod driver;
 pub mod fastmap;
 pub mod queue;
+pub mod replay;
 pub mod request;
 pub mod rng;
 pub mod scheduler;
@@ -21,11 +24,13 @@ pub mod time;
 pub mod trace;
 pub mod tunable;
 
-pub use driver::{Env, Input, Wake, run};
+pub use config::{QUEUE_TUNABLES, QueueConfig, RequestAlloc};
+pub use dispatch::DispatchList;
+pub use driver::{Env, Wake, run};
 pub use fastmap::{FastMap, FastSet, IdMap, Slab};
-pub use queue::{Admission, Event, QUEUE_TUNABLES, Queue, QueueConfig, RequestAlloc, Segment, Segments};
+pub use queue::{Admission, Event, Input, Queue, Segment, Segments};
 pub use request::{Dir, IoClass, IoPrio, Op, Owner, ReqId, Request, Status};
 pub use rng::Rng;
-pub use scheduler::{Ctx, Decision, DispatchList, MayQueue, MergeKind, Scheduler};
+pub use scheduler::{Ctx, Decision, MayQueue, MergeKind, Scheduler};
 pub use time::{Duration, Hz, Instant};
 pub use tunable::{Kind, Spec, TunableError};

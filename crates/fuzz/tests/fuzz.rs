@@ -275,7 +275,7 @@ proptest! {
                 && let Ok(s) = iosched_policies::SchedSpec::parse(spec)
                 && let Ok(mut q) = s.queue()
             {
-                let _ = iosched_core::trace::replay(&tr.records, &mut q);
+                let _ = iosched_core::replay::replay(&tr.records, &mut q);
             }
         })?;
     }

@@ -3,7 +3,7 @@
 //! LKML 2003-02-20).
 //!
 //! The measured command is `find kernel-tree -type f | xargs cat > /dev/null` over a
-//! synthesized 2.4.19 tree ([`crate::kernel_tree`]), from a cold cache. It is modelled as
+//! synthesized 2.4.19 tree ([`iosched_benchmarks::kernel_tree`]), from a cold cache. It is modelled as
 //! the three programs it is:
 //!
 //! * `find` walks the tree in readdir order: `getdents` on each directory, `lstat` on each

@@ -3,7 +3,8 @@
 //! and the `iosched replay` parser path (`Trace::parse`).
 
 use crate::common::*;
-use iosched_core::trace::{Trace, replay};
+use iosched_core::replay::replay;
+use iosched_core::trace::Trace;
 use iosched_policies::SchedSpec;
 use iosched_rt::{IoBuf, Target};
 

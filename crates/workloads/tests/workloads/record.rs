@@ -4,7 +4,7 @@
 //! drivers run the same code").
 
 use super::{machine, spec};
-use iosched_core::trace::{self, Trace};
+use iosched_core::trace::Trace;
 use iosched_core::{QueueConfig, RequestAlloc};
 use iosched_policies::SchedSpec;
 use iosched_workloads::aio_stress::{self, AioStressConfig};
@@ -20,7 +20,7 @@ fn replay(t: &Trace, sched: Option<&str>) -> Result<usize, String> {
     let t = Trace::parse(&t.to_text()).map_err(|e| e.to_string())?;
     let own = t.meta.iter().find(|(k, _)| k == "sched").map(|(_, v)| v.clone()).expect("# sched line");
     let mut q = SchedSpec::parse(sched.unwrap_or(&own)).unwrap().queue().unwrap();
-    trace::replay(&t.records, &mut q).map_err(|e| e.to_string())
+    iosched_core::replay::replay(&t.records, &mut q).map_err(|e| e.to_string())
 }
 
 #[test]
