@@ -25,12 +25,12 @@
 //! One `io_submit` of k iocbs is k submissions in the simulator (same order, same
 //! blocking on request slots).
 
-use crate::compare::{OpLog, OpRecord, spawn_watched};
-use crate::machine::Machine;
+use crate::machine::{Finished, Machine, RunSpec};
+use crate::oplog::{OpLog, OpRecord, spawn_watched};
 use iosched_core::trace::Trace;
 use iosched_core::{Instant, IoPrio};
 use iosched_policies::SchedSpec;
-use iosched_sim::host::{self, Shared};
+use iosched_sim::host::Shared;
 use iosched_sim::{FileId, Outcome, ProgCtx, Program, SysOp};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -348,13 +348,6 @@ const END_BARRIER: usize = 1;
 /// Run aio-stress once under `spec`.
 pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, String> {
     cfg.validate()?;
-    let mut queue = cfg.machine.queue(spec)?;
-    if cfg.record_trace {
-        queue.start_recording();
-    }
-    let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
-    let root = sim.fs.root();
-    let files: Vec<FileId> = (0..cfg.threads).map(|i| sim.fs.create(root, &file_name(i))).collect();
     let stages = cfg.run_stages();
     let mut output = header(cfg);
     output.push(if cfg.threads > 1 {
@@ -380,11 +373,14 @@ pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, S
         output,
     }));
     let log: Option<OpLog> = cfg.record_ops.then(|| Rc::new(RefCell::new(Vec::new())));
-    let main = Launcher { cfg: cfg.clone(), files, shared: shared.clone(), spawned: Vec::new(), joined: 0 };
-    spawn_watched(&mut sim, "aio-stress", Box::new(main), log.as_ref());
-    host::run(&mut sim, &mut queue);
-    crate::machine::check_ended(&sim, &format!("aio-stress {spec}"))?;
-    let queue_trace = cfg.machine.queue_trace(spec, "aio-stress", &mut queue)?;
+    let run = RunSpec::new(format!("aio-stress {spec}"), "aio-stress", cfg.record_trace);
+    let ((), Finished { trace: queue_trace, .. }) = cfg.machine.run(spec, &run, |sim| {
+        let root = sim.fs.root();
+        let files: Vec<FileId> = (0..cfg.threads).map(|i| sim.fs.create(root, &file_name(i))).collect();
+        let main = Launcher { cfg: cfg.clone(), files, shared: shared.clone(), spawned: Vec::new(), joined: 0 };
+        spawn_watched(sim, "aio-stress", Box::new(main), log.as_ref());
+        Ok(())
+    })?;
     let st = shared.borrow();
     if st.end_arrivals != stages.len() as u64 * cfg.threads as u64 {
         return Err("aio-stress did not finish".into());
@@ -757,6 +753,36 @@ pub fn render(r: &AioStressReport, m: &Machine) -> String {
         let _ = writeln!(s, "{l}");
     }
     s
+}
+
+/// aio-stress in an A/B study: one row per stage.
+impl crate::compare::Benchmark for AioStressConfig {
+    fn name(&self) -> &'static str {
+        "aio-stress"
+    }
+    fn command_line(&self) -> String {
+        AioStressConfig::command_line(self)
+    }
+    fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    fn validate(&self) -> Result<(), String> {
+        AioStressConfig::validate(self)
+    }
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, String> {
+        let mut c = self.clone();
+        c.machine.seed = seed;
+        let r = run(spec, &c)?;
+        let prefix = if c.direct { "direct" } else { "buffered" };
+        Ok(r.stages
+            .iter()
+            .map(|s| crate::compare::Measure {
+                test: format!("{prefix} {}", s.stage.name()),
+                value: s.mb_s(),
+                unit: "MB/s",
+            })
+            .collect())
+    }
 }
 
 #[cfg(test)]

@@ -55,166 +55,15 @@
 //! The report's own count was "3 other tiobench, 7 aio-stress and 13 iozone tests" beside
 //! the named ones; its exact command lines are not known, so the counts differ.
 
-use crate::aio_stress::{self, AioStressConfig};
-use crate::iozone::{self, Column, IozoneConfig};
+use crate::aio_stress::AioStressConfig;
+use crate::iozone::IozoneConfig;
 use crate::machine::Machine;
-use crate::sysbench::{self, SysbenchConfig, TestMode};
-use crate::tiobench::{self, Phase, TiobenchConfig};
-use iosched_core::{Duration, Instant, IoPrio};
+use crate::stats::{NO_CHANGE_PCT, change_pct, cv_pct, mean, within_variation};
+use crate::sysbench::{SysbenchConfig, TestMode};
+use crate::tiobench::{TiobenchConfig, TiobenchRun};
 use iosched_policies::SchedSpec;
-use iosched_sim::{Outcome, ProgCtx, Program, SysOp};
 use serde::Serialize;
-use std::cell::RefCell;
 use std::fmt::Write as _;
-use std::rc::Rc;
-
-// ---------------------------------------------------------------------------------------
-// Operation recording (shared by the benchmark workloads)
-
-/// One operation a simulated task performed: what the tool asked the kernel for, and
-/// when. Recorded when a workload's `record_ops` is set, for tests and traces.
-#[derive(Clone, Debug, PartialEq)]
-pub struct OpRecord {
-    /// The task's name (`sysbench/0`, `iozone`, `aio-stress/1`, …).
-    pub task: String,
-    /// [`SysOp::kind`]: `read`, `write`, `direct-read`, `aio-submit`, `fsync`, …
-    pub kind: &'static str,
-    /// Path of the file, for file operations.
-    pub file: Option<String>,
-    pub offset: u64,
-    pub len: u64,
-    /// For `aio-submit`, whether it writes; for `aio-wait`, its `min`.
-    pub arg: u64,
-    /// For `think` and `sleep`, the duration.
-    pub duration: Duration,
-    /// When the task issued it.
-    pub issued: Instant,
-    /// When it returned (None for `exit`, or if the run ended first).
-    pub returned: Option<Instant>,
-    /// What it returned in `Outcome::bytes`.
-    pub result: u64,
-}
-
-/// A shared log of recorded operations.
-pub type OpLog = Rc<RefCell<Vec<OpRecord>>>;
-
-/// A program wrapper that records every operation of the program, and of every program
-/// it spawns, into a log.
-struct Recorder {
-    name: String,
-    inner: Box<dyn Program>,
-    log: OpLog,
-    last: Option<usize>,
-}
-
-impl Program for Recorder {
-    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
-        if let (Some(i), Some(d)) = (self.last.take(), done) {
-            let mut log = self.log.borrow_mut();
-            log[i].returned = Some(d.finished);
-            log[i].result = d.bytes;
-        }
-        let op = match self.inner.next(ctx, done) {
-            SysOp::Spawn { program, name, prio } => {
-                SysOp::Spawn { program: recorded(&name, program, Some(&self.log)), name, prio }
-            }
-            op => op,
-        };
-        let (file, offset, len, arg, duration) = match &op {
-            SysOp::Read { file, offset, len }
-            | SysOp::Write { file, offset, len }
-            | SysOp::DirectRead { file, offset, len }
-            | SysOp::DirectWrite { file, offset, len }
-            | SysOp::MmapRead { file, offset, len }
-            | SysOp::MmapWrite { file, offset, len } => (Some(*file), *offset, *len, 0, Duration::ZERO),
-            SysOp::AioSubmit { file, offset, len, write } => {
-                (Some(*file), *offset, *len, *write as u64, Duration::ZERO)
-            }
-            SysOp::AioWait { min } => (None, 0, 0, *min as u64, Duration::ZERO),
-            SysOp::Fsync { file }
-            | SysOp::Open { file }
-            | SysOp::Truncate { file }
-            | SysOp::Close { file }
-            | SysOp::Stat { file } => (Some(*file), 0, 0, 0, Duration::ZERO),
-            SysOp::Think(d) | SysOp::Sleep(d) => (None, 0, 0, 0, *d),
-            SysOp::WaitCounter { counter, at_least } => (None, *counter as u64, 0, *at_least, Duration::ZERO),
-            _ => (None, 0, 0, 0, Duration::ZERO),
-        };
-        let mut log = self.log.borrow_mut();
-        log.push(OpRecord {
-            task: self.name.clone(),
-            kind: op.kind(),
-            file: file.map(|f| ctx.fs.path(f)),
-            offset,
-            len,
-            arg,
-            duration,
-            issued: ctx.now,
-            returned: None,
-            result: 0,
-        });
-        self.last = Some(log.len() - 1);
-        op
-    }
-}
-
-/// `program`, recorded into `log` when there is one.
-pub(crate) fn recorded(name: &str, program: Box<dyn Program>, log: Option<&OpLog>) -> Box<dyn Program> {
-    match log {
-        Some(log) => Box::new(Recorder { name: name.to_string(), inner: program, log: log.clone(), last: None }),
-        None => program,
-    }
-}
-
-/// Spawn a workload's first task, recorded when `log` is set, and watch it.
-pub(crate) fn spawn_watched(sim: &mut iosched_sim::Sim, name: &str, program: Box<dyn Program>, log: Option<&OpLog>) {
-    let t = sim.spawn(name, recorded(name, program, log), IoPrio::NONE);
-    sim.watch(t);
-}
-
-// ---------------------------------------------------------------------------------------
-// Statistics
-
-/// Arithmetic mean (0 for no samples).
-pub fn mean(xs: &[f64]) -> f64 {
-    if xs.is_empty() { 0.0 } else { xs.iter().sum::<f64>() / xs.len() as f64 }
-}
-
-/// Sample standard deviation (n − 1 in the denominator; 0 for fewer than two samples).
-pub fn sample_sd(xs: &[f64]) -> f64 {
-    if xs.len() < 2 {
-        return 0.0;
-    }
-    let m = mean(xs);
-    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
-}
-
-/// Coefficient of variation: sample standard deviation in percent of the mean (0 when the
-/// mean is 0).
-pub fn cv_pct(xs: &[f64]) -> f64 {
-    let m = mean(xs);
-    if m == 0.0 { 0.0 } else { 100.0 * sample_sd(xs) / m.abs() }
-}
-
-/// Change from A to B in percent of A (0 when both are 0; infinite when only A is 0).
-pub fn change_pct(a_mean: f64, b_mean: f64) -> f64 {
-    if a_mean == 0.0 {
-        if b_mean == 0.0 { 0.0 } else { f64::INFINITY.copysign(b_mean) }
-    } else {
-        100.0 * (b_mean - a_mean) / a_mean.abs()
-    }
-}
-
-/// A change smaller than this (in %: one part in a million) is "no change": in a
-/// deterministic simulator that is a nanosecond moved in a run of seconds, not an effect
-/// of B (the seed-2007 figures print fewer significant digits than that).
-pub const NO_CHANGE_PCT: f64 = 1e-4;
-
-/// The seed report's test: a change is within run-to-run variation when it is smaller
-/// than twice the larger of the two deviations.
-pub fn within_variation(change_pct: f64, a_cv_pct: f64, b_cv_pct: f64) -> bool {
-    change_pct.abs() < 2.0 * a_cv_pct.max(b_cv_pct)
-}
 
 /// One row of a study.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -337,100 +186,80 @@ pub struct Measure {
     pub unit: &'static str,
 }
 
-/// One configured benchmark run of a study; each yields several tests.
-#[derive(Clone, Debug)]
-pub enum Item {
-    Sysbench(SysbenchConfig),
-    Tiobench { threads: u32, cfg: TiobenchConfig },
-    Iozone(IozoneConfig),
-    AioStress(AioStressConfig),
-}
-
-impl Item {
-    pub fn bench(&self) -> &'static str {
-        match self {
-            Item::Sysbench(_) => "sysbench",
-            Item::Tiobench { .. } => "tiobench",
-            Item::Iozone(_) => "iozone",
-            Item::AioStress(_) => "aio-stress",
-        }
-    }
-
-    /// The command line this item stands for (for the report).
-    pub fn describe(&self) -> String {
-        match self {
-            Item::Sysbench(c) => c.command_line(),
-            Item::Tiobench { threads, cfg } => format!(
-                "tiobench.pl --size {} --block {} --random {} --threads {threads}",
-                cfg.size >> 20,
-                cfg.block,
-                cfg.random
-            ),
-            Item::Iozone(c) => c.command_line(),
-            Item::AioStress(c) => c.command_line(),
-        }
-    }
-
-    fn machine_mut(&mut self) -> &mut Machine {
-        match self {
-            Item::Sysbench(c) => &mut c.machine,
-            Item::Tiobench { cfg, .. } => &mut cfg.machine,
-            Item::Iozone(c) => &mut c.machine,
-            Item::AioStress(c) => &mut c.machine,
-        }
-    }
-
-    /// Check the item's configuration.
-    pub fn validate(&self) -> Result<(), String> {
-        match self {
-            Item::Sysbench(c) => c.validate(),
-            Item::Tiobench { threads, cfg } => cfg.validate(&[*threads]),
-            Item::Iozone(c) => c.validate(),
-            Item::AioStress(c) => c.validate(),
-        }
-    }
-
+/// A benchmark as a study runs it: one configured run of a tool, which yields several
+/// tests. Each tool implements it beside its own configuration (`sysbench.rs`,
+/// `tiobench.rs`, `iozone.rs`, `aio_stress.rs`); [`SUITES`] lists them.
+pub trait Benchmark: std::fmt::Debug + Send + Sync {
+    /// The suite's name, as `--bench` and the report's rows write it.
+    fn name(&self) -> &'static str;
+    /// The command line this run stands for (for the report).
+    fn command_line(&self) -> String;
+    /// The machine it runs on (its seed is replaced by each run's).
+    fn machine(&self) -> &Machine;
+    /// Check the configuration.
+    fn validate(&self) -> Result<(), String>;
     /// Run once under `spec` with `seed`; the tests and their values.
-    pub fn run(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<Measure>, String> {
-        let mut item = self.clone();
-        item.machine_mut().seed = seed;
-        let m = |test: String, value: f64, unit: &'static str| Measure { test, value, unit };
-        Ok(match &item {
-            Item::Sysbench(c) => {
-                let r = sysbench::run(spec, c)?;
-                vec![m(c.mode.name().to_string(), r.total_mib_s(), "MiB/s")]
-            }
-            Item::Tiobench { threads, cfg } => tiobench::run(spec, *threads, cfg)?
-                .iter()
-                .map(|p| {
-                    m(format!("{} {}t", phase_name(p.phase.expect("a finished phase")), threads), p.rate_mb_s(), "MB/s")
-                })
-                .collect(),
-            Item::Iozone(c) => {
-                let r = iozone::run(spec, c)?;
-                let row = r.rows.first().ok_or("iozone produced no row")?;
-                let prefix = if c.mmap { "mmap " } else { "" };
-                Column::ALL
-                    .iter()
-                    .filter_map(|&col| row.get(col).map(|v| m(format!("{prefix}{}", col.name()), v as f64, "KiB/s")))
-                    .collect()
-            }
-            Item::AioStress(c) => {
-                let r = aio_stress::run(spec, c)?;
-                let prefix = if c.direct { "direct" } else { "buffered" };
-                r.stages.iter().map(|s| m(format!("{prefix} {}", s.stage.name()), s.mb_s(), "MB/s")).collect()
-            }
-        })
-    }
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<Measure>, String>;
 }
 
-fn phase_name(p: Phase) -> &'static str {
-    match p {
-        Phase::SeqWrite => "seq write",
-        Phase::RandWrite => "random write",
-        Phase::SeqRead => "seq read",
-        Phase::RandRead => "random read",
-    }
+/// One configured benchmark of a study.
+pub type Item = Box<dyn Benchmark>;
+
+/// Every suite a study can run, each with the runs it makes on a machine: its part of
+/// the `seed-2007` set (see the module documentation). `--bench` takes these names and
+/// `seed-2007`, which is all of them.
+pub const SUITES: &[Suite] = &[
+    Suite { name: "sysbench", runs: |m| vec![Box::new(SysbenchConfig::new(TestMode::RndRw, m.clone()))] },
+    Suite {
+        name: "tiobench",
+        runs: |m| {
+            // tiobench.pl 0.3.3's default size: 2 × RAM clamped to 200..2000 MB.
+            let size = ((2 * (m.mem_bytes >> 20)).clamp(200, 2000)) << 20;
+            let cfg = TiobenchConfig { size, block: 4096, random: 4000, drop_caches: false, machine: m.clone() };
+            [1, 8].into_iter().map(|threads| Box::new(TiobenchRun { threads, cfg: cfg.clone() }) as Item).collect()
+        },
+    },
+    Suite {
+        name: "iozone",
+        runs: |m| {
+            [false, true]
+                .into_iter()
+                .map(|mmap| {
+                    let mut c = IozoneConfig::single(2 * m.mem_bytes, 64 << 10, m.clone());
+                    c.mmap = mmap;
+                    Box::new(c) as Item
+                })
+                .collect()
+        },
+    },
+    Suite {
+        name: "aio-stress",
+        runs: |m| {
+            [true, false]
+                .into_iter()
+                .map(|direct| {
+                    let mut c = AioStressConfig::new(m.clone());
+                    c.direct = direct;
+                    Box::new(c) as Item
+                })
+                .collect()
+        },
+    },
+];
+
+/// A suite of [`SUITES`]: its `--bench` name and the runs it makes on a machine.
+#[derive(Debug)]
+pub struct Suite {
+    pub name: &'static str,
+    pub runs: fn(&Machine) -> Vec<Item>,
+}
+
+/// The name for all of [`SUITES`].
+pub const SEED_2007: &str = "seed-2007";
+
+/// Names `--bench` accepts: `seed-2007`, then each suite's.
+pub fn bench_names() -> Vec<&'static str> {
+    std::iter::once(SEED_2007).chain(SUITES.iter().map(|s| s.name)).collect()
 }
 
 /// The 2007-like machine of the `seed-2007` study (see the module documentation).
@@ -438,56 +267,30 @@ pub fn machine_2007(seed: u64) -> Machine {
     Machine::new("sata-2004-ncq", 1 << 30, "p4-ht", seed).with_host("linux-2.6")
 }
 
-/// Names `--bench` accepts.
-pub const BENCH_NAMES: [&str; 5] = ["seed-2007", "sysbench", "tiobench", "iozone", "aio-stress"];
-
 /// The items of a comma-separated benchmark list on `machine`: `seed-2007` (all four
 /// suites) or any of `sysbench`, `tiobench`, `iozone`, `aio-stress` (that suite's part of
-/// the set). Sizes follow the machine's memory where the tools' rules do.
+/// the set), each suite once, in the order of [`SUITES`] as named. Sizes follow the
+/// machine's memory where the tools' rules do.
 pub fn items(list: &str, machine: &Machine) -> Result<Vec<Item>, String> {
     let mut names: Vec<&str> = Vec::new();
     for n in list.split(',').map(str::trim) {
-        if !BENCH_NAMES.contains(&n) {
-            return Err(format!("--bench: unknown benchmark `{n}`; expected a list of {}", BENCH_NAMES.join(", ")));
-        }
-        let expanded: Vec<&str> = if n == "seed-2007" { BENCH_NAMES[1..].to_vec() } else { vec![n] };
+        let expanded: Vec<&str> = if n == SEED_2007 {
+            SUITES.iter().map(|s| s.name).collect()
+        } else if let Some(s) = SUITES.iter().find(|s| s.name == n) {
+            vec![s.name]
+        } else {
+            return Err(format!("--bench: unknown benchmark `{n}`; expected a list of {}", bench_names().join(", ")));
+        };
         for e in expanded {
             if !names.contains(&e) {
                 names.push(e);
             }
         }
     }
-    let mem_mib = machine.mem_bytes >> 20;
     let mut out = Vec::new();
     for n in names {
-        match n {
-            "sysbench" => {
-                out.push(Item::Sysbench(SysbenchConfig::new(TestMode::RndRw, machine.clone())));
-            }
-            "tiobench" => {
-                // tiobench.pl 0.3.3's default size: 2 × RAM clamped to 200..2000 MB.
-                let size = (2 * mem_mib).clamp(200, 2000) << 20;
-                let cfg =
-                    TiobenchConfig { size, block: 4096, random: 4000, drop_caches: false, machine: machine.clone() };
-                for threads in [1, 8] {
-                    out.push(Item::Tiobench { threads, cfg: cfg.clone() });
-                }
-            }
-            "iozone" => {
-                for mmap in [false, true] {
-                    let mut c = IozoneConfig::single(2 * machine.mem_bytes, 64 << 10, machine.clone());
-                    c.mmap = mmap;
-                    out.push(Item::Iozone(c));
-                }
-            }
-            _ => {
-                for direct in [true, false] {
-                    let mut c = AioStressConfig::new(machine.clone());
-                    c.direct = direct;
-                    out.push(Item::AioStress(c));
-                }
-            }
-        }
+        let suite = SUITES.iter().find(|s| s.name == n).expect("a suite named above");
+        out.extend((suite.runs)(machine));
     }
     for i in &out {
         i.validate()?;
@@ -498,7 +301,7 @@ pub fn items(list: &str, machine: &Machine) -> Result<Vec<Item>, String> {
 // ---------------------------------------------------------------------------------------
 // The study
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CompareConfig {
     pub a: SchedSpec,
     pub b: SchedSpec,
@@ -572,8 +375,8 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
         .par_iter()
         .map(|&(i, side, seed)| {
             let spec = if side { &cfg.b } else { &cfg.a };
-            let r = cfg.items[i].run(spec, seed);
-            let what = format!("({} {} seed {seed})", cfg.items[i].bench(), if side { "B" } else { "A" });
+            let r = cfg.items[i].measure(spec, seed);
+            let what = format!("({} {} seed {seed})", cfg.items[i].name(), if side { "B" } else { "A" });
             progress(done.fetch_add(1, Ordering::SeqCst) + 1, jobs.len(), &what);
             r
         })
@@ -587,7 +390,7 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
                 continue;
             }
             for m in
-                r.as_ref().map_err(|e| format!("{} under {}: {e}", item.bench(), if side { &cfg.b } else { &cfg.a }))?
+                r.as_ref().map_err(|e| format!("{} under {}: {e}", item.name(), if side { &cfg.b } else { &cfg.a }))?
             {
                 let pos = match tests.iter().position(|t| t.0 == m.test) {
                     Some(p) => p,
@@ -600,15 +403,10 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
             }
         }
         for (test, unit, a, b) in tests {
-            rows.push(Row::from_samples(item.bench(), &test, unit, &a, &b));
+            rows.push(Row::from_samples(item.name(), &test, unit, &a, &b));
         }
     }
-    let m = match &cfg.items[0] {
-        Item::Sysbench(c) => &c.machine,
-        Item::Tiobench { cfg, .. } => &cfg.machine,
-        Item::Iozone(c) => &c.machine,
-        Item::AioStress(c) => &c.machine,
-    };
+    let m = cfg.items[0].machine();
     Ok(CompareReport {
         a: cfg.a.to_string(),
         b: cfg.b.to_string(),
@@ -625,7 +423,7 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
             }
             j
         },
-        commands: cfg.items.iter().map(Item::describe).collect(),
+        commands: cfg.items.iter().map(|i| i.command_line()).collect(),
         rows,
     })
 }
@@ -719,34 +517,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mean_and_sample_deviation() {
-        let xs = [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0];
-        assert_eq!(mean(&xs), 5.0);
-        // Σ(x−5)² = 32; sample variance 32/7.
-        assert!((sample_sd(&xs) - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
-        assert!((cv_pct(&xs) - 100.0 * (32.0f64 / 7.0).sqrt() / 5.0).abs() < 1e-9);
-        assert_eq!(sample_sd(&[3.0]), 0.0);
-        assert_eq!(mean(&[]), 0.0);
-        assert_eq!(cv_pct(&[0.0, 0.0]), 0.0);
-    }
-
-    #[test]
-    fn change_in_percent_of_a() {
-        assert_eq!(change_pct(100.0, 90.0), -10.0);
-        assert_eq!(change_pct(50.0, 75.0), 50.0);
-        assert_eq!(change_pct(0.0, 0.0), 0.0);
-        assert!(change_pct(0.0, 1.0).is_infinite());
-    }
-
-    #[test]
-    fn within_variation_is_twice_the_larger_cv() {
-        assert!(within_variation(-3.9, 2.0, 1.0));
-        assert!(!within_variation(-4.0, 2.0, 1.0)); // strict: |change| < 2 × max
-        assert!(within_variation(5.0, 0.5, 3.0));
-        assert!(!within_variation(0.1, 0.0, 0.0));
-    }
-
-    #[test]
     fn row_from_samples() {
         let a = [10.0, 12.0, 11.0];
         let b = [9.0, 9.5, 8.5];
@@ -798,7 +568,7 @@ mod tests {
     fn bench_lists() {
         let m = machine_2007(1);
         let all = items("seed-2007", &m).unwrap();
-        let names: Vec<&str> = all.iter().map(Item::bench).collect();
+        let names: Vec<&str> = all.iter().map(|i| i.name()).collect();
         assert_eq!(names, ["sysbench", "tiobench", "tiobench", "iozone", "iozone", "aio-stress", "aio-stress"]);
         assert_eq!(items("iozone,seed-2007", &m).unwrap().len(), 7);
         let e = items("sysbench,bonnie", &m).unwrap_err();

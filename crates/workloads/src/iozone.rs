@@ -31,12 +31,12 @@
 //! for tests not selected), `-I`, `-o`, `-c`, throughput mode. The `sync()` before each
 //! size is a no-op here (every test ends with an fsync).
 
-use crate::compare::{OpLog, OpRecord, spawn_watched};
-use crate::machine::Machine;
+use crate::machine::{Finished, Machine, RunSpec};
+use crate::oplog::{OpLog, OpRecord, spawn_watched};
 use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant};
 use iosched_policies::SchedSpec;
-use iosched_sim::host::{self, Shared};
+use iosched_sim::host::Shared;
 use iosched_sim::{CpuProfile, FileId, Outcome, ProgCtx, Program, SysOp};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -554,31 +554,27 @@ pub struct IozoneReport {
 /// Run iozone once under `spec`.
 pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String> {
     cfg.validate()?;
-    let mut queue = cfg.machine.queue(spec)?;
-    if cfg.record_trace {
-        queue.start_recording();
-    }
-    let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
-    let root = sim.fs.root();
-    let file = sim.fs.create(root, "iozone.tmp");
     let copy_page = CpuProfile::by_name(&cfg.machine.cpu)?.copy_page;
     let rows: Shared<Vec<IozoneRow>> = Rc::new(RefCell::new(Vec::new()));
     let log: Option<OpLog> = cfg.record_ops.then(|| Rc::new(RefCell::new(Vec::new())));
-    let prog = Iozone {
-        cfg: cfg.clone(),
-        file,
-        copy_page,
-        combos: cfg.combos().into(),
-        current: None,
-        tests: VecDeque::new(),
-        steps: VecDeque::new(),
-        t0: Instant::ZERO,
-        rows: rows.clone(),
-    };
-    spawn_watched(&mut sim, "iozone", Box::new(prog), log.as_ref());
-    host::run(&mut sim, &mut queue);
-    crate::machine::check_ended(&sim, &format!("iozone {spec}"))?;
-    let queue_trace = cfg.machine.queue_trace(spec, "iozone", &mut queue)?;
+    let run = RunSpec::new(format!("iozone {spec}"), "iozone", cfg.record_trace);
+    let ((), Finished { trace: queue_trace, .. }) = cfg.machine.run(spec, &run, |sim| {
+        let root = sim.fs.root();
+        let file = sim.fs.create(root, "iozone.tmp");
+        let prog = Iozone {
+            cfg: cfg.clone(),
+            file,
+            copy_page,
+            combos: cfg.combos().into(),
+            current: None,
+            tests: VecDeque::new(),
+            steps: VecDeque::new(),
+            t0: Instant::ZERO,
+            rows: rows.clone(),
+        };
+        spawn_watched(sim, "iozone", Box::new(prog), log.as_ref());
+        Ok(())
+    })?;
     let rows = rows.take();
     if rows.len() != cfg.combos().len() {
         return Err(format!("iozone did not finish ({} of {} sizes done)", rows.len(), cfg.combos().len()));
@@ -727,6 +723,39 @@ pub fn render(r: &IozoneReport, m: &Machine) -> String {
     }
     s.push_str("\niozone test complete.\n");
     s
+}
+
+/// iozone in an A/B study: one row per column of its single (file size, record) line.
+impl crate::compare::Benchmark for IozoneConfig {
+    fn name(&self) -> &'static str {
+        "iozone"
+    }
+    fn command_line(&self) -> String {
+        IozoneConfig::command_line(self)
+    }
+    fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    fn validate(&self) -> Result<(), String> {
+        IozoneConfig::validate(self)
+    }
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, String> {
+        let mut c = self.clone();
+        c.machine.seed = seed;
+        let r = run(spec, &c)?;
+        let row = r.rows.first().ok_or("iozone produced no row")?;
+        let prefix = if c.mmap { "mmap " } else { "" };
+        Ok(Column::ALL
+            .iter()
+            .filter_map(|&col| {
+                row.get(col).map(|v| crate::compare::Measure {
+                    test: format!("{prefix}{}", col.name()),
+                    value: v as f64,
+                    unit: "KiB/s",
+                })
+            })
+            .collect())
+    }
 }
 
 #[cfg(test)]

@@ -47,6 +47,37 @@ impl PartialEq for Limits {
     }
 }
 
+/// How [`Machine::run`] runs one benchmark, besides the scheduler.
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// What the run is, for an error when a limit stops it (`tiobench deadline 8 threads`).
+    pub what: String,
+    /// The queue trace's `# run` line (the spec is appended): `tiobench, 8 threads`.
+    pub trace_label: String,
+    /// Keep the queue's inputs and dispatches (`--record`).
+    pub record: bool,
+    /// Stop the simulation at this time, the programs' own limit (`readmany`'s timeout).
+    pub time_limit: Option<Instant>,
+    /// Sample vmstat lines every simulated second.
+    pub vmstat: bool,
+}
+
+impl RunSpec {
+    /// A run named `what` for errors and `trace_label` for its trace, with no time limit
+    /// and no vmstat.
+    pub fn new(what: String, trace_label: &str, record: bool) -> RunSpec {
+        RunSpec { what, trace_label: trace_label.to_string(), record, time_limit: None, vmstat: false }
+    }
+}
+
+/// A run [`Machine::run`] finished: the simulator as it ended and the queue trace, if
+/// the run recorded one.
+#[derive(Debug)]
+pub struct Finished {
+    pub sim: Sim,
+    pub trace: Option<Trace>,
+}
+
 /// The error for a run the simulator ended early, naming why (and, at `--max-sim-time`,
 /// what its programs were still waiting for); `Ok` for a run that finished.
 pub fn check_ended(sim: &Sim, what: &str) -> Result<(), String> {
@@ -262,6 +293,30 @@ impl Machine {
             records: queue.take_record(),
             lines: Vec::new(),
         }))
+    }
+
+    /// One simulated run: the skeleton every benchmark shares. The queue for `spec` on
+    /// this machine's disk (recording its inputs if `run.record`), a fresh simulator,
+    /// `setup` (the benchmark's files and first tasks), the run until the watched tasks
+    /// exit, the check that no limit stopped it ([`check_ended`]), and the queue trace.
+    /// Returns what `setup` returned and the finished run, whose simulator holds the
+    /// statistics and vmstat lines.
+    pub fn run<T>(
+        &self,
+        spec: &SchedSpec,
+        run: &RunSpec,
+        setup: impl FnOnce(&mut Sim) -> Result<T, String>,
+    ) -> Result<(T, Finished), String> {
+        let mut queue = self.queue(spec)?;
+        if run.record {
+            queue.start_recording();
+        }
+        let mut sim = self.sim(run.time_limit, run.vmstat, queue.config().max_sectors)?;
+        let t = setup(&mut sim)?;
+        iosched_sim::host::run(&mut sim, &mut queue);
+        check_ended(&sim, &run.what)?;
+        let trace = self.queue_trace(spec, &run.trace_label, &mut queue)?;
+        Ok((t, Finished { sim, trace }))
     }
 
     /// A fresh simulator for one run, for a queue whose largest request is

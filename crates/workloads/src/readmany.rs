@@ -22,13 +22,13 @@
 //! 512 MB file. The elapsed time runs from the start of `find` to the exit of the last
 //! `cat`. A run still going at `timeout` is reported as timed out, as the seed did for 2.4.
 
-use crate::machine::Machine;
+use crate::machine::{Finished, Machine, RunSpec};
 use iosched_benchmarks::kernel_tree::KernelTree;
 use iosched_core::time::format_duration;
 use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
-use iosched_sim::host::{self, Shared};
+use iosched_sim::host::Shared;
 use iosched_sim::{DirId, FileId, Fs, Outcome, ProgCtx, SysOp, VmstatLine};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -171,35 +171,37 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
         tree.total_bytes() + stream_bytes,
         &format!("the kernel tree and the {} MiB streaming file", stream_bytes >> 20),
     )?;
-    let mut queue = cfg.machine.queue(spec)?;
-    if cfg.record_trace {
-        queue.start_recording();
-    }
-    let limit = Instant::ZERO + cfg.warmup + cfg.timeout;
-    let mut sim = cfg.machine.sim(Some(limit), cfg.vmstat, queue.config().max_sectors)?;
-    if cfg.trace {
-        sim.trace = Some(Vec::new());
-    }
-    let root = sim.fs.root();
-    let (tree_root, _) = create_tree(&tree, &mut sim.fs, root);
-    let stream = match cfg.background {
-        Background::None => None,
-        Background::StreamWrite => Some(sim.fs.create_with_size(root, "foo", cfg.stream_bytes)),
-        Background::StreamRead => Some(sim.fs.create_with_size(root, "big", cfg.stream_bytes)),
-    };
-    let walk = find_walk(&sim.fs, tree_root);
     let pipe: Shared<Pipe> = Rc::new(RefCell::new(Pipe::default()));
-    if let Some(f) = stream {
-        let write = cfg.background == Background::StreamWrite;
-        let bytes = cfg.stream_bytes;
-        let p = pipe.clone();
-        sim.spawn("sh", Box::new(Looper { file: f, bytes, write, pipe: p, child: None }), IoPrio::NONE);
-    }
-    let starter = Starter { warmup: cfg.warmup, walk: Some(walk), pipe: pipe.clone(), step: 0, xargs: None };
-    let t = sim.spawn("time", Box::new(starter), IoPrio::NONE);
-    sim.watch(t);
-    host::run(&mut sim, &mut queue);
-    crate::machine::check_ended(&sim, &format!("readmany {spec}"))?;
+    let run = RunSpec {
+        what: format!("readmany {spec}"),
+        trace_label: format!("readmany, background {}", cfg.background.name()),
+        record: cfg.record_trace,
+        time_limit: Some(Instant::ZERO + cfg.warmup + cfg.timeout),
+        vmstat: cfg.vmstat,
+    };
+    let ((), Finished { mut sim, trace: queue_trace }) = cfg.machine.run(spec, &run, |sim| {
+        if cfg.trace {
+            sim.trace = Some(Vec::new());
+        }
+        let root = sim.fs.root();
+        let (tree_root, _) = create_tree(&tree, &mut sim.fs, root);
+        let stream = match cfg.background {
+            Background::None => None,
+            Background::StreamWrite => Some(sim.fs.create_with_size(root, "foo", cfg.stream_bytes)),
+            Background::StreamRead => Some(sim.fs.create_with_size(root, "big", cfg.stream_bytes)),
+        };
+        let walk = find_walk(&sim.fs, tree_root);
+        if let Some(f) = stream {
+            let write = cfg.background == Background::StreamWrite;
+            let bytes = cfg.stream_bytes;
+            let p = pipe.clone();
+            sim.spawn("sh", Box::new(Looper { file: f, bytes, write, pipe: p, child: None }), IoPrio::NONE);
+        }
+        let starter = Starter { warmup: cfg.warmup, walk: Some(walk), pipe: pipe.clone(), step: 0, xargs: None };
+        let t = sim.spawn("time", Box::new(starter), IoPrio::NONE);
+        sim.watch(t);
+        Ok(())
+    })?;
     let p = pipe.borrow();
     let start = p.start.unwrap_or(Instant::ZERO + cfg.warmup);
     let (elapsed, timed_out) = match p.end {
@@ -209,8 +211,6 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     let first = (start - Instant::ZERO).as_secs_f64().floor() as u64;
     let last = first + elapsed.ceil() as u64;
     let vmstat = sim.stats.vmstat.iter().filter(|l| l.second > first && l.second <= last).cloned().collect();
-    let run = format!("readmany, background {}", cfg.background.name());
-    let queue_trace = cfg.machine.queue_trace(spec, &run, &mut queue)?;
     Ok(ReadmanyResult {
         scheduler: spec.to_string(),
         background: cfg.background,

@@ -39,12 +39,12 @@
 //! fdatasync. The async mode's completions are attributed to requests in submission
 //! order (the simulator reports how many completed, not which).
 
-use crate::compare::{OpLog, spawn_watched};
-use crate::machine::Machine;
+use crate::machine::{Finished, Machine, RunSpec};
+use crate::oplog::{OpLog, spawn_watched};
 use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
-use iosched_sim::host::{self, Shared};
+use iosched_sim::host::Shared;
 use iosched_sim::{FileId, Outcome, ProgCtx, Program, Rng, SysOp, TaskId};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -497,7 +497,7 @@ pub struct SysbenchReport {
     #[serde(skip)]
     pub queue_trace: Option<Trace>,
     #[serde(skip)]
-    pub ops: Vec<crate::compare::OpRecord>,
+    pub ops: Vec<crate::oplog::OpRecord>,
 }
 
 const MIB: f64 = (1u64 << 20) as f64;
@@ -557,24 +557,20 @@ const START: usize = 0;
 /// Run sysbench fileio (prepare, then run) once under `spec`.
 pub fn run(spec: &SchedSpec, cfg: &SysbenchConfig) -> Result<SysbenchReport, String> {
     cfg.validate()?;
-    let mut queue = cfg.machine.queue(spec)?;
-    if cfg.record_trace {
-        queue.start_recording();
-    }
-    let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
-    let root = sim.fs.root();
-    let files: Rc<Vec<FileId>> =
-        Rc::new((0..cfg.file_num).map(|i| sim.fs.create(root, &format!("test_file.{i}"))).collect());
     let state: Shared<State> = Rc::new(RefCell::new(State {
         generator: Generator::new(cfg),
         stats: Stats { per_thread: vec![(0, Duration::ZERO); cfg.threads as usize], ..Stats::default() },
     }));
     let log: Option<OpLog> = cfg.record_ops.then(|| Rc::new(RefCell::new(Vec::new())));
-    let main = Main { cfg: cfg.clone(), files, state: state.clone(), step: 0, i: 0, workers: Vec::new() };
-    spawn_watched(&mut sim, "sysbench", Box::new(main), log.as_ref());
-    host::run(&mut sim, &mut queue);
-    crate::machine::check_ended(&sim, &format!("sysbench fileio {spec}"))?;
-    let queue_trace = cfg.machine.queue_trace(spec, "sysbench fileio", &mut queue)?;
+    let run = RunSpec::new(format!("sysbench fileio {spec}"), "sysbench fileio", cfg.record_trace);
+    let ((), Finished { trace: queue_trace, .. }) = cfg.machine.run(spec, &run, |sim| {
+        let root = sim.fs.root();
+        let files: Rc<Vec<FileId>> =
+            Rc::new((0..cfg.file_num).map(|i| sim.fs.create(root, &format!("test_file.{i}"))).collect());
+        let main = Main { cfg: cfg.clone(), files, state: state.clone(), step: 0, i: 0, workers: Vec::new() };
+        spawn_watched(sim, "sysbench", Box::new(main), log.as_ref());
+        Ok(())
+    })?;
     let st = state.borrow();
     let s = &st.stats;
     let (Some(t0), Some(t1)) = (s.t0, s.t_end) else {
@@ -1089,6 +1085,28 @@ pub fn render(r: &SysbenchReport, m: &Machine) -> String {
     let _ = writeln!(s, "    execution time (avg/stddev):   {:.4}/{:3.2}", r.exec_time_avg_s, r.exec_time_stddev_s);
     let _ = writeln!(s);
     s
+}
+
+/// sysbench in an A/B study: one row, total MiB/s read and written.
+impl crate::compare::Benchmark for SysbenchConfig {
+    fn name(&self) -> &'static str {
+        "sysbench"
+    }
+    fn command_line(&self) -> String {
+        SysbenchConfig::command_line(self)
+    }
+    fn machine(&self) -> &Machine {
+        &self.machine
+    }
+    fn validate(&self) -> Result<(), String> {
+        SysbenchConfig::validate(self)
+    }
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, String> {
+        let mut c = self.clone();
+        c.machine.seed = seed;
+        let r = run(spec, &c)?;
+        Ok(vec![crate::compare::Measure { test: c.mode.name().to_string(), value: r.total_mib_s(), unit: "MiB/s" }])
+    }
 }
 
 #[cfg(test)]

@@ -15,12 +15,12 @@
 //! `CPU% = 100 × cpu / wall`, average latency over all calls of all threads, maximum,
 //! and the fractions of calls over 2 s and 10 s.
 
-use crate::machine::Machine;
+use crate::machine::{Machine, RunSpec};
 pub use iosched_benchmarks::tiobench::{Phase, PhaseResult, RANDOM_MAX, ThreadOps, TiobenchRecord, check_random};
 use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
-use iosched_sim::host::{self, Shared};
+use iosched_sim::host::Shared;
 use iosched_sim::{FileId, Outcome, ProgCtx, SysCall, SysOp, TaskId};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -122,50 +122,47 @@ fn run_inner(
     record: bool,
     syscalls: Option<&mut Vec<SysCall>>,
 ) -> Result<Run, String> {
-    let mut queue = cfg.machine.queue(spec)?;
-    if record {
-        queue.start_recording();
-    }
-    let mut sim = cfg.machine.sim(None, false, queue.config().max_sectors)?;
-    if syscalls.is_some() {
-        sim.log_syscalls();
-    }
     let n = threads as u64;
     let file_bytes = iosched_benchmarks::tiobench::file_mb(cfg.size >> 20, threads) << 20;
-    let ops_per_thread = cfg.random / n;
-    let dir = sim.fs.mkdir(sim.fs.root(), "tiotest");
-    let files: Vec<FileId> = (0..threads).map(|i| sim.fs.create(dir, &format!("_1234_tiotest.{i}"))).collect();
     let results: Shared<Vec<PhaseResult>> = Rc::new(RefCell::new(Vec::new()));
-    let main = Main {
-        phase: 0,
-        step: MainStep::Spawn,
-        threads: Vec::new(),
-        files: files.clone(),
-        block: cfg.block,
-        file_bytes,
-        ops: ops_per_thread,
-        seed: cfg.machine.seed,
-        collect: Rc::new(RefCell::new(Collect::default())),
-        results: results.clone(),
-        t0: Instant::ZERO,
-        dev0: (0, 0),
-        waited: 0,
-        drop_caches: cfg.drop_caches,
-        dropped: false,
-    };
-    let t = sim.spawn("tiotest", Box::new(main), IoPrio::NONE);
-    sim.watch(t);
-    host::run(&mut sim, &mut queue);
-    crate::machine::check_ended(&sim, &format!("tiobench {spec} {threads} threads"))?;
+    let run =
+        RunSpec::new(format!("tiobench {spec} {threads} threads"), &format!("tiobench, {threads} threads"), record);
+    let log = syscalls.is_some();
+    let ((), mut done) = cfg.machine.run(spec, &run, |sim| {
+        if log {
+            sim.log_syscalls();
+        }
+        let dir = sim.fs.mkdir(sim.fs.root(), "tiotest");
+        let files: Vec<FileId> = (0..threads).map(|i| sim.fs.create(dir, &format!("_1234_tiotest.{i}"))).collect();
+        let main = Main {
+            phase: 0,
+            step: MainStep::Spawn,
+            threads: Vec::new(),
+            files,
+            block: cfg.block,
+            file_bytes,
+            ops: cfg.random / n,
+            seed: cfg.machine.seed,
+            collect: Rc::new(RefCell::new(Collect::default())),
+            results: results.clone(),
+            t0: Instant::ZERO,
+            dev0: (0, 0),
+            waited: 0,
+            drop_caches: cfg.drop_caches,
+            dropped: false,
+        };
+        let t = sim.spawn("tiotest", Box::new(main), IoPrio::NONE);
+        sim.watch(t);
+        Ok(())
+    })?;
     let r = results.borrow().clone();
     if r.len() != 4 {
         return Err(format!("tiobench with {threads} threads did not finish ({} phases done)", r.len()));
     }
     if let Some(out) = syscalls {
-        *out = sim.take_syscalls();
+        *out = done.sim.take_syscalls();
     }
-    let trace = cfg.machine.queue_trace(spec, &format!("tiobench, {threads} threads"), &mut queue)?;
-    Ok((r, trace))
+    Ok((r, done.trace))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -397,4 +394,50 @@ fn matrix(
         traces.extend(trace);
     }
     Ok((out, traces))
+}
+
+/// tiobench with one thread count, as an A/B study runs it: four rows, one per phase.
+#[derive(Clone, Debug)]
+pub struct TiobenchRun {
+    pub threads: u32,
+    pub cfg: TiobenchConfig,
+}
+
+impl crate::compare::Benchmark for TiobenchRun {
+    fn name(&self) -> &'static str {
+        "tiobench"
+    }
+    fn command_line(&self) -> String {
+        format!(
+            "tiobench.pl --size {} --block {} --random {} --threads {}",
+            self.cfg.size >> 20,
+            self.cfg.block,
+            self.cfg.random,
+            self.threads
+        )
+    }
+    fn machine(&self) -> &Machine {
+        &self.cfg.machine
+    }
+    fn validate(&self) -> Result<(), String> {
+        self.cfg.validate(&[self.threads])
+    }
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, String> {
+        let mut cfg = self.cfg.clone();
+        cfg.machine.seed = seed;
+        let phase_name = |p: Phase| match p {
+            Phase::SeqWrite => "seq write",
+            Phase::RandWrite => "random write",
+            Phase::SeqRead => "seq read",
+            Phase::RandRead => "random read",
+        };
+        Ok(run(spec, self.threads, &cfg)?
+            .iter()
+            .map(|p| crate::compare::Measure {
+                test: format!("{} {}t", phase_name(p.phase.expect("a finished phase")), self.threads),
+                value: p.rate_mb_s(),
+                unit: "MB/s",
+            })
+            .collect())
+    }
 }

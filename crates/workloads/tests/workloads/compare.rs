@@ -3,6 +3,7 @@
 use super::{machine, spec};
 use iosched_workloads::aio_stress::{AioStressConfig, Stage};
 use iosched_workloads::compare::{self, CompareConfig, Item};
+use iosched_workloads::stats;
 use iosched_workloads::sysbench::{SysbenchConfig, TestMode};
 
 fn items() -> Vec<Item> {
@@ -15,7 +16,7 @@ fn items() -> Vec<Item> {
     a.file_size = 4 << 20;
     a.direct = true;
     a.stages = vec![Stage::Write, Stage::RandomRead];
-    vec![Item::Sysbench(s), Item::AioStress(a)]
+    vec![Box::new(s), Box::new(a)]
 }
 
 #[test]
@@ -33,14 +34,14 @@ fn rows_per_test_with_means_and_deviations_over_the_seeds() {
     assert_eq!(names, [("sysbench", "rndrw"), ("aio-stress", "direct write"), ("aio-stress", "direct random read")]);
     // Each row is the arithmetic of the per-seed runs.
     let item = &cfg.items[0];
-    let a: Vec<f64> = cfg_seeds(&cfg).iter().map(|&s| item.run(&cfg.a, s).unwrap()[0].value).collect();
-    let b: Vec<f64> = cfg_seeds(&cfg).iter().map(|&s| item.run(&cfg.b, s).unwrap()[0].value).collect();
+    let a: Vec<f64> = cfg_seeds(&cfg).iter().map(|&s| item.measure(&cfg.a, s).unwrap()[0].value).collect();
+    let b: Vec<f64> = cfg_seeds(&cfg).iter().map(|&s| item.measure(&cfg.b, s).unwrap()[0].value).collect();
     let row = &r.rows[0];
-    assert_eq!(row.a_mean, compare::mean(&a));
-    assert_eq!(row.b_mean, compare::mean(&b));
-    assert_eq!(row.a_cv_pct, compare::cv_pct(&a));
-    assert_eq!(row.change_pct, compare::change_pct(row.a_mean, row.b_mean));
-    assert_eq!(row.within_variation, compare::within_variation(row.change_pct, row.a_cv_pct, row.b_cv_pct));
+    assert_eq!(row.a_mean, stats::mean(&a));
+    assert_eq!(row.b_mean, stats::mean(&b));
+    assert_eq!(row.a_cv_pct, stats::cv_pct(&a));
+    assert_eq!(row.change_pct, stats::change_pct(row.a_mean, row.b_mean));
+    assert_eq!(row.within_variation, stats::within_variation(row.change_pct, row.a_cv_pct, row.b_cv_pct));
     assert_eq!(row.unit, "MiB/s");
     // sysbench's offsets vary with the seed, so its runs differ.
     assert!(row.a_cv_pct > 0.0);

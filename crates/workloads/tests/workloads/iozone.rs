@@ -1,8 +1,8 @@
 //! iozone: each test's sequence, what is timed, the KiB/s arithmetic, mmap, auto mode.
 
 use super::{machine, spec, task_ops};
-use iosched_workloads::compare::OpRecord;
 use iosched_workloads::iozone::{self, Column, IozoneConfig, Sizes, Step, permutation, stride_offsets, test_steps};
+use iosched_workloads::oplog::OpRecord;
 
 const K: u64 = 1024;
 

@@ -11,8 +11,8 @@ mod sysbench;
 mod tiobench;
 
 use iosched_policies::SchedSpec;
-use iosched_workloads::compare::OpRecord;
 use iosched_workloads::machine::Machine;
+use iosched_workloads::oplog::OpRecord;
 
 /// A small 2007-like machine: the NCQ SATA disk, the 2.6 host, 64 MiB.
 pub fn machine(seed: u64) -> Machine {
