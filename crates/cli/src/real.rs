@@ -221,6 +221,8 @@ fn options(c: &Common, spec: SchedSpec) -> Result<Options, String> {
     o.force = c.force;
     o.backend = c.backend.parse::<BackendChoice>().map_err(|e| format!("--backend: {e}"))?;
     o.seed = c.seed;
+    // The runtime's notices (space reserved, layout, a backend fallback) are ours to print.
+    o.notices = iosched_rt::Notices::to(|m| eprintln!("iosched: {m}"));
     Ok(o)
 }
 

@@ -942,6 +942,11 @@ impl Queue {
         None
     }
 
+    /// The next [`Event`] the queue has to report, oldest first, or `None` when all have
+    /// been taken. Events are produced by the inputs and by `poll_dispatch` (a request
+    /// issued, a unit completed, a sleeper admitted); drain them after each input and its
+    /// dispatches, as the driver loop does, to wake submitters and keep statistics. Not
+    /// draining them only grows the queue of events; it changes no decision.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }

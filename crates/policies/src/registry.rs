@@ -148,6 +148,23 @@ impl SchedSpec {
         self
     }
 
+    /// The spec as a driver sets the queue up before the user's settings apply: `driver`'s
+    /// settings (the device's queue depth, largest request, whether it rotates, …) written
+    /// in front of the spec's own, except those the spec sets itself (under either name of
+    /// a knob). The result builds the same queue the run uses, so it is a recording's
+    /// `# sched` line and `iosched replay` rebuilds that queue from it.
+    pub fn with_driver_settings(&self, driver: &[(&str, String)]) -> Result<SchedSpec, TunableError> {
+        let (name, own) = match self.text.split_once(':') {
+            Some((n, rest)) => (n, Some(rest)),
+            None => (self.text.as_str(), None),
+        };
+        let mut items: Vec<String> =
+            driver.iter().filter(|(k, _)| self.setting_for(k).is_none()).map(|(k, v)| format!("{k}={v}")).collect();
+        items.extend(own.map(str::to_string));
+        let text = if items.is_empty() { name.to_string() } else { format!("{name}:{}", items.join(",")) };
+        SchedSpec::parse(&text)
+    }
+
     /// Build the queue configuration and the configured policy, validating every setting.
     pub fn build(&self) -> Result<(QueueConfig, Box<dyn Scheduler>), TunableError> {
         self.build_on(QueueConfig::default())

@@ -44,6 +44,7 @@ pub mod workload;
 
 pub use error::{Error, IoError, IoResult, Mismatch};
 pub use runtime::{
-    BackendChoice, Completion, DEFAULT_REAL_DEPTH, Handle, Lateness, Options, Report, Target, TargetInfo, VerifyReport,
+    BackendChoice, Completion, DEFAULT_REAL_DEPTH, Handle, Lateness, Notices, Options, Report, Target, TargetInfo,
+    VerifyReport,
 };
 pub use sys::{ALIGN, IoBuf, default_sigpipe, process_cpu_time};

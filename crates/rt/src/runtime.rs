@@ -38,7 +38,7 @@ use std::time::Duration;
 /// Which I/O engine to use.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
 pub enum BackendChoice {
-    /// io_uring if it works, else the thread pool (with a one-line notice on stderr).
+    /// io_uring if it works, else the thread pool (saying so through [`Options::notices`]).
     #[default]
     Auto,
     IoUring,
@@ -60,6 +60,34 @@ impl std::str::FromStr for BackendChoice {
 /// Device queue depth on a real (not emulated) target when the spec does not set
 /// `queue_depth`: like a SATA disk with NCQ.
 pub const DEFAULT_REAL_DEPTH: u32 = 32;
+
+/// Where the runtime's messages go: one line each, for what a user should know but that is
+/// not an error — the space a new target reserves, the part of it laid out before use, a
+/// read of a file's holes, `Auto` falling back to the thread pool. The caller owns the
+/// terminal (the CLI prints them on stderr); with none given the runtime says nothing.
+#[derive(Clone, Default)]
+pub struct Notices(Option<OnNotice>);
+
+/// A caller's handler of one notice.
+pub type OnNotice = Arc<dyn Fn(&str) + Send + Sync>;
+
+impl Notices {
+    /// Notices handed to `f`.
+    pub fn to(f: impl Fn(&str) + Send + Sync + 'static) -> Notices {
+        Notices(Some(Arc::new(f)))
+    }
+    pub(crate) fn say(&self, msg: &str) {
+        if let Some(f) = &self.0 {
+            f(msg)
+        }
+    }
+}
+
+impl std::fmt::Debug for Notices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Notices(to a caller)" } else { "Notices(none)" })
+    }
+}
 
 /// How to open a target.
 #[derive(Clone, Debug)]
@@ -88,8 +116,8 @@ pub struct Options {
     /// them take no space.
     pub used: Option<Vec<(u64, u64)>>,
     pub backend: BackendChoice,
-    /// Print the fallback notice when `Auto` falls back (default true).
-    pub notice: bool,
+    /// Where the runtime's one-line notices go (default: nowhere).
+    pub notices: Notices,
     /// Seed of the emulated disk (its spindle's angle at time zero).
     pub seed: u64,
     /// Testing aid: fail the Nth dispatched request (1-based; flushes are never failed)
@@ -112,7 +140,7 @@ impl Options {
             writes: true,
             used: None,
             backend: BackendChoice::Auto,
-            notice: true,
+            notices: Notices::default(),
             seed: 1,
             inject_eio: None,
         }
@@ -339,7 +367,7 @@ impl Target {
         if let Some(size) = opts.size {
             fits(size)?;
         }
-        let tf = target::open(path, opts.size, opts.force, opts.lay_out, opts.writes, opts.used.as_deref())?;
+        let tf = target::open(path, &opts)?;
         fits(tf.data_len)?;
         // The backend is built on the dispatcher thread: an io_uring ring set up with
         // SINGLE_ISSUER belongs to the thread that creates it.
@@ -351,12 +379,13 @@ impl Target {
         let eff = spec.text.clone();
         let data_offset = tf.data_offset;
         let file = Arc::clone(&tf.file);
-        let (choice, notice, verify, record) = (opts.backend, opts.notice, opts.verify, opts.record);
+        let (choice, verify, record) = (opts.backend, opts.verify, opts.record);
+        let notices = opts.notices.clone();
         let inject_eio = opts.inject_eio;
         let thread = std::thread::Builder::new()
             .name("iosched-dispatch".into())
             .spawn(move || {
-                let (backend, notify) = match make_backend(file, choice, depth, notice) {
+                let (backend, notify) = match make_backend(file, choice, depth, &notices) {
                     Ok(b) => {
                         let _ = btx.send(Ok((b.0.name(), Arc::clone(&b.1))));
                         b
@@ -593,31 +622,19 @@ impl Drop for Handle {
     }
 }
 
-/// The spec with what the driver knows added, unless the user set it: the device depth,
-/// and whether the device rotates (if known).
+/// The spec with what the driver knows in front of the user's settings, unless the user
+/// set it: the device depth, and whether the device rotates (if known).
 fn effective_spec(spec: &SchedSpec, depth: u32, rotational: Option<bool>) -> Result<SchedSpec, Error> {
-    let has = |key: &str| spec.settings.iter().any(|(k, _)| k == key);
-    let mut text = spec.text.clone();
-    let mut add = |kv: String| {
-        text.push(if text.contains(':') { ',' } else { ':' });
-        text.push_str(&kv);
-    };
-    if !has("queue_depth") {
-        add(format!("queue_depth={depth}"));
-    }
-    if let Some(r) = rotational
-        && !has("rotational")
-    {
-        add(format!("rotational={}", r as u8));
-    }
-    SchedSpec::parse(&text).map_err(|e| Error(format!("--sched {}: {e}", spec.text)))
+    let mut driver = vec![("queue_depth", depth.to_string())];
+    driver.extend(rotational.map(|r| ("rotational", (r as u8).to_string())));
+    spec.with_driver_settings(&driver).map_err(|e| Error(format!("--sched {}: {e}", spec.text)))
 }
 
 fn make_backend(
     file: Arc<std::fs::File>,
     choice: BackendChoice,
     depth: u32,
-    notice: bool,
+    notices: &Notices,
 ) -> Result<(Box<dyn Backend>, Arc<Notify>), Error> {
     let entries = (depth * 2).max(64).next_power_of_two();
     let pool = || -> Result<(Box<dyn Backend>, Arc<Notify>), Error> {
@@ -637,9 +654,7 @@ fn make_backend(
         BackendChoice::Auto => match uring() {
             Ok(b) => Ok(b),
             Err(e) => {
-                if notice {
-                    eprintln!("iosched: io_uring unavailable ({e}); using the blocking thread-pool backend");
-                }
+                notices.say(&format!("io_uring unavailable ({e}); using the blocking thread-pool backend"));
                 pool()
             }
         },

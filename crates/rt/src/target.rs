@@ -24,6 +24,7 @@
 //! sector 0 of the queue is byte 4096 of the target.
 
 use crate::error::Error;
+use crate::runtime::{Notices, Options};
 use crate::sys::{self, ALIGN, IoBuf};
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -214,14 +215,9 @@ fn check_size(size: u64) -> Result<(), Error> {
 /// A load that only reads (`writes == false`) opens the target read-only and writes
 /// nothing — no marker, no layout, no growth — whatever `force` says; a file iosched did
 /// not create is read as it is, from its first byte.
-pub fn open(
-    path: &Path,
-    size: Option<u64>,
-    force: bool,
-    lay_out: bool,
-    writes: bool,
-    used: Option<&[(u64, u64)]>,
-) -> Result<TargetFile, Error> {
+pub fn open(path: &Path, opts: &Options) -> Result<TargetFile, Error> {
+    let (size, force, lay_out, writes, used) = (opts.size, opts.force, opts.lay_out, opts.writes, opts.used.as_deref());
+    let notices = &opts.notices;
     if let Some(s) = size {
         check_size(s)?;
     }
@@ -236,9 +232,9 @@ pub fn open(
              --rw write, creates and fills one)",
             path.display()
         ))),
-        None => create_file(path, size, lay_out, used),
-        Some(m) if m.is_file() && !writes => open_file_readonly(path, m.len(), size),
-        Some(m) if m.is_file() => open_file(path, m.len(), size, force, lay_out, used),
+        None => create_file(path, size, lay_out, used, notices),
+        Some(m) if m.is_file() && !writes => open_file_readonly(path, m.len(), size, notices),
+        Some(m) if m.is_file() => open_file(path, m.len(), size, force, lay_out, used, notices),
         Some(m) if m.file_type().is_block_device() => open_blockdev(path, m.rdev(), size, force, writes),
         Some(_) => Err(Error(format!("{}: not a regular file or a block device", path.display()))),
     }
@@ -249,6 +245,7 @@ fn create_file(
     size: Option<u64>,
     lay_out: bool,
     used: Option<&[(u64, u64)]>,
+    notices: &Notices,
 ) -> Result<TargetFile, Error> {
     let Some(size) = size else {
         return Err(Error(format!("{}: does not exist; give a size to create it", path.display())));
@@ -257,15 +254,15 @@ fn create_file(
     // Ours from the first moment: a marker of an empty area, so that a layout killed
     // half-way (a second Ctrl-C) leaves a file the next run recognises and lays out again,
     // not one it refuses as someone else's.
-    let unwritten_from = match write_marker(&file, path, 0).and_then(|_| init_file(&file, path, 0, size, lay_out, used))
-    {
-        Ok(u) => u,
-        Err(e) => {
-            drop(file);
-            let _ = std::fs::remove_file(path);
-            return Err(e);
-        }
-    };
+    let unwritten_from =
+        match write_marker(&file, path, 0).and_then(|_| init_file(&file, path, 0, size, lay_out, used, notices)) {
+            Ok(u) => u,
+            Err(e) => {
+                drop(file);
+                let _ = std::fs::remove_file(path);
+                return Err(e);
+            }
+        };
     Ok(TargetFile {
         path: path.to_path_buf(),
         file: Arc::new(file),
@@ -308,7 +305,7 @@ fn file_ranges(size: u64, used: Option<&[(u64, u64)]>) -> Vec<(u64, u64)> {
 /// the filesystem's free space less [`headroom`] (refused with both figures, nothing
 /// written), then reserved with `fallocate`, after extending the file to hold a data area
 /// of `size` bytes.
-fn reserve(file: &File, path: &Path, size: u64, ranges: &[(u64, u64)]) -> Result<(), Error> {
+fn reserve(file: &File, path: &Path, size: u64, ranges: &[(u64, u64)], notices: &Notices) -> Result<(), Error> {
     let approx = iosched_benchmarks::units::fmt_bytes_approx;
     // A file whose blocks cover every byte of it needs nothing (SEEK_DATA reports space
     // fallocated but not yet written as holes on ext4 and XFS, which would count twice).
@@ -338,7 +335,7 @@ fn reserve(file: &File, path: &Path, size: u64, ranges: &[(u64, u64)]) -> Result
             approx(keep)
         )));
     }
-    eprintln!("{}: reserving {} of {} free on its filesystem", path.display(), approx(need), approx(free));
+    notices.say(&format!("{}: reserving {} of {} free on its filesystem", path.display(), approx(need), approx(free)));
     if meta.len() < MARKER_LEN + size {
         file.set_len(MARKER_LEN + size).map_err(|e| Error::io(path, "cannot extend", e))?;
     }
@@ -362,20 +359,21 @@ fn init_file(
     size: u64,
     lay_out: bool,
     used: Option<&[(u64, u64)]>,
+    notices: &Notices,
 ) -> Result<Option<u64>, Error> {
     let old_len = file.metadata().map_err(|e| Error::io(path, "cannot stat", e))?.len();
     let ranges = file_ranges(size, used);
     let r = (|| {
-        reserve(file, path, size, &ranges)?;
+        reserve(file, path, size, &ranges, notices)?;
         // The used parts past the `from` bytes that exist already.
         let new: Vec<(u64, u64)> =
             ranges.iter().map(|&(a, b)| (a.max(MARKER_LEN + from), b)).filter(|&(a, b)| a < b).collect();
         if lay_out && !new.is_empty() {
-            eprintln!(
+            notices.say(&format!(
                 "{}: laying out {} before use (new space reads as holes)",
                 path.display(),
                 iosched_benchmarks::units::fmt_bytes(new.iter().map(|&(a, b)| b - a).sum())
-            );
+            ));
             let mut buf = IoBuf::new(LAYOUT_CHUNK.min(size - from) as usize);
             buf.fill(0x5a);
             for &(a, b) in &new {
@@ -409,6 +407,7 @@ fn open_file(
     force: bool,
     lay_out: bool,
     used: Option<&[(u64, u64)]>,
+    notices: &Notices,
 ) -> Result<TargetFile, Error> {
     let file = open_direct(path, false).map_err(|e| open_error(path, "", e))?;
     let mut t = TargetFile {
@@ -425,7 +424,7 @@ fn open_file(
         let Some(size) = size else {
             return Err(Error(format!("{}: empty file; give a size to initialise it", path.display())));
         };
-        t.unwritten_from = init_file(&t.file, path, 0, size, lay_out, used)?;
+        t.unwritten_from = init_file(&t.file, path, 0, size, lay_out, used, notices)?;
         size
     } else {
         let head = read_at(&t.file, path, 0, ALIGN, ALIGN)?;
@@ -441,22 +440,22 @@ fn open_file(
             }
             (Some(old), s) if old > whole => {
                 let s = s.unwrap_or(old);
-                t.unwritten_from = init_file(&t.file, path, whole, s, lay_out, used)?;
+                t.unwritten_from = init_file(&t.file, path, whole, s, lay_out, used, notices)?;
                 s
             }
             (Some(old), Some(s)) if s > old => {
-                t.unwritten_from = init_file(&t.file, path, old, s, lay_out, used)?;
+                t.unwritten_from = init_file(&t.file, path, old, s, lay_out, used, notices)?;
                 s
             }
             // A smaller or equal area of ours: nothing to lay out, but the parts this run
             // uses may be holes a sparser run left (its --offset gaps).
             (Some(_), Some(s)) => {
-                reserve(&t.file, path, s, &file_ranges(s, used))?;
+                reserve(&t.file, path, s, &file_ranges(s, used), notices)?;
                 s
             }
             (Some(old), None) => {
                 let s = old.min(whole);
-                reserve(&t.file, path, s, &file_ranges(s, used))?;
+                reserve(&t.file, path, s, &file_ranges(s, used), notices)?;
                 s
             }
             (None, _) if !force => {
@@ -469,7 +468,7 @@ fn open_file(
             (None, s) => {
                 let s = s.unwrap_or(whole);
                 check_size(s).map_err(|e| Error(format!("{}: {e}", path.display())))?;
-                t.unwritten_from = init_file(&t.file, path, 0, s, lay_out, used)?;
+                t.unwritten_from = init_file(&t.file, path, 0, s, lay_out, used, notices)?;
                 s
             }
         }
@@ -482,7 +481,7 @@ fn open_file(
 
 /// A file for a load that only reads: opened read-only, nothing written. Ours (with the
 /// marker): its data area. Anyone else's: the whole file, from byte 0, as it is.
-fn open_file_readonly(path: &Path, len: u64, size: Option<u64>) -> Result<TargetFile, Error> {
+fn open_file_readonly(path: &Path, len: u64, size: Option<u64>, notices: &Notices) -> Result<TargetFile, Error> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_DIRECT)
@@ -512,13 +511,13 @@ fn open_file_readonly(path: &Path, len: u64, size: Option<u64>) -> Result<Target
     if let Ok(holes) = sys::unbacked(&file, data_offset, area)
         && holes > 0
     {
-        eprintln!(
+        notices.say(&format!(
             "{}: note: {} of the {} read holds no written data; a filesystem answers such reads with zeros \
              without the device, so they measure nothing (write the target first)",
             path.display(),
             iosched_benchmarks::units::fmt_bytes_approx(holes),
             iosched_benchmarks::units::fmt_bytes_approx(area)
-        );
+        ));
     }
     Ok(TargetFile {
         path: path.to_path_buf(),
@@ -723,6 +722,20 @@ fn check_device_is_ours_or_blank(file: &File, path: &Path, dev_size: u64, lbs: u
 mod tests {
     use super::*;
 
+    /// [`open`] with these settings, the rest Options' defaults.
+    fn open_at(
+        path: &Path,
+        size: Option<u64>,
+        force: bool,
+        lay_out: bool,
+        writes: bool,
+        used: Option<&[(u64, u64)]>,
+    ) -> Result<TargetFile, Error> {
+        let mut o = Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
+        (o.size, o.force, o.lay_out, o.writes, o.used) = (size, force, lay_out, writes, used.map(<[_]>::to_vec));
+        open(path, &o)
+    }
+
     /// The flag comes from sysfs when the path is on a block device; a pseudo filesystem
     /// has none, and a path that does not exist yet is judged by its directory.
     #[test]
@@ -749,45 +762,45 @@ mod tests {
     fn create_reopen_and_refuse_foreign_files() {
         let d = tmpdir("rules");
         let p = d.join("t");
-        let e = open(&p, None, false, false, true, None).unwrap_err();
+        let e = open_at(&p, None, false, false, true, None).unwrap_err();
         assert!(e.0.contains("give a size"), "{e}");
-        let t = open(&p, Some(1 << 20), false, false, true, None).unwrap();
+        let t = open_at(&p, Some(1 << 20), false, false, true, None).unwrap();
         assert!(t.created);
         assert_eq!(t.data_len, 1 << 20);
         assert_eq!(t.unwritten_from, Some(0));
         drop(t);
         // Ours: reopened without a size (nothing new), grown with one (the new part).
-        let t = open(&p, None, false, false, true, None).unwrap();
+        let t = open_at(&p, None, false, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (1 << 20, None));
-        let t = open(&p, Some(2 << 20), false, false, true, None).unwrap();
+        let t = open_at(&p, Some(2 << 20), false, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (2 << 20, Some(1 << 20)));
         // Foreign non-empty file: refused, content untouched; --force takes it, all new.
         let f = d.join("foreign");
         std::fs::write(&f, vec![b'x'; 3 * 4096]).unwrap();
-        let e = open(&f, Some(4096), false, false, true, None).unwrap_err();
+        let e = open_at(&f, Some(4096), false, false, true, None).unwrap_err();
         assert!(e.0.contains("refusing to overwrite") && e.0.contains("--force"), "{e}");
         assert_eq!(std::fs::read(&f).unwrap(), vec![b'x'; 3 * 4096]);
-        let t = open(&f, None, true, false, true, None).unwrap();
+        let t = open_at(&f, None, true, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (2 * 4096, Some(0)));
         // Empty existing file: initialised.
         let z = d.join("empty");
         std::fs::write(&z, b"").unwrap();
-        let t = open(&z, Some(8192), false, false, true, None).unwrap();
+        let t = open_at(&z, Some(8192), false, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (8192, Some(0)));
         // One of ours that lost its tail: refused (naming both sizes) rather than failing
         // mid-run on short reads; --force lays the missing part out again.
         let cut = d.join("cut");
-        drop(open(&cut, Some(4 * 4096), false, false, true, None).unwrap());
+        drop(open_at(&cut, Some(4 * 4096), false, false, true, None).unwrap());
         std::fs::OpenOptions::new().write(true).open(&cut).unwrap().set_len(MARKER_LEN + 4096 + 100).unwrap();
-        let e = open(&cut, None, false, false, true, None).unwrap_err();
+        let e = open_at(&cut, None, false, false, true, None).unwrap_err();
         assert!(e.0.contains("records 16384 bytes of data, but the file holds only 4096"), "{e}");
         assert!(e.0.contains("--force"), "{e}");
-        let t = open(&cut, None, true, false, true, None).unwrap();
+        let t = open_at(&cut, None, true, false, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (4 * 4096, Some(4096)));
         // Bad sizes are rejected, not rounded.
-        let e = open(&d.join("odd"), Some(1000), false, false, true, None).unwrap_err();
+        let e = open_at(&d.join("odd"), Some(1000), false, false, true, None).unwrap_err();
         assert!(e.0.contains("multiple of 4096"), "{e}");
-        assert!(open(d.as_path(), None, false, false, true, None).unwrap_err().0.contains("not a regular file"));
+        assert!(open_at(d.as_path(), None, false, false, true, None).unwrap_err().0.contains("not a regular file"));
         std::fs::remove_dir_all(&d).unwrap();
     }
 
@@ -797,11 +810,11 @@ mod tests {
     fn lay_out_writes_the_new_space_only() {
         let d = tmpdir("layout");
         let p = d.join("t");
-        let t = open(&p, Some(8192), false, true, true, None).unwrap();
+        let t = open_at(&p, Some(8192), false, true, true, None).unwrap();
         assert_eq!(t.unwritten_from, None);
         t.file.write_all_at(&marker_block(0)[..], MARKER_LEN).unwrap(); // our own data in block 0
         drop(t);
-        let t = open(&p, Some(3 * 8192), false, true, true, None).unwrap();
+        let t = open_at(&p, Some(3 * 8192), false, true, true, None).unwrap();
         assert_eq!((t.data_len, t.unwritten_from), (3 * 8192, None));
         drop(t);
         let data = std::fs::read(&p).unwrap();

@@ -236,18 +236,7 @@ impl Machine {
         if let Some(m) = profile.max_request_sectors {
             driver.push(("max_sectors", m.to_string()));
         }
-        let (name, own) = match spec.text.split_once(':') {
-            Some((n, rest)) => (n, Some(rest)),
-            None => (spec.text.as_str(), None),
-        };
-        let mut items: Vec<String> = driver
-            .into_iter()
-            .filter(|(k, _)| spec.setting_for(k).is_none())
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        items.extend(own.map(str::to_string));
-        let text = if items.is_empty() { name.to_string() } else { format!("{name}:{}", items.join(",")) };
-        SchedSpec::parse(&text).map_err(|e| format!("{spec}: {e}"))
+        spec.with_driver_settings(&driver).map_err(|e| format!("{spec}: {e}"))
     }
 
     /// The request queue for `spec` on this machine's disk: the driver sets the queue
