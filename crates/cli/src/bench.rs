@@ -196,7 +196,7 @@ pub fn sysbench(a: SysbenchArgs) -> Result<(), String> {
         a.json,
         &m,
         a.record_trace.as_deref(),
-        |s| sysbench::run(s, &cfg),
+        |s| Ok(sysbench::run(s, &cfg)?),
         trace,
         |r| sysbench::render(r, &m),
     )
@@ -319,7 +319,7 @@ pub fn iozone(a: IozoneArgs) -> Result<(), String> {
         a.json,
         &m,
         a.record_trace.as_deref(),
-        |s| iozone::run(s, &cfg),
+        |s| Ok(iozone::run(s, &cfg)?),
         trace,
         |r| iozone::render(r, &m),
     )
@@ -422,7 +422,7 @@ pub fn aio_stress(a: AioStressArgs) -> Result<(), String> {
         a.json,
         &m,
         a.record_trace.as_deref(),
-        |s| aio_stress::run(s, &cfg),
+        |s| Ok(aio_stress::run(s, &cfg)?),
         trace,
         |r| aio_stress::render(r, &m),
     )

@@ -25,6 +25,7 @@
 //! One `io_submit` of k iocbs is k submissions in the simulator (same order, same
 //! blocking on request slots).
 
+use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
 use crate::oplog::{OpLog, OpRecord, spawn_watched};
 use iosched_core::trace::Trace;
@@ -346,7 +347,7 @@ const START_BARRIER: usize = 0;
 const END_BARRIER: usize = 1;
 
 /// Run aio-stress once under `spec`.
-pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, String> {
+pub fn run(spec: &SchedSpec, cfg: &AioStressConfig) -> Result<AioStressReport, Error> {
     cfg.validate()?;
     let stages = cfg.run_stages();
     let mut output = header(cfg);
@@ -769,7 +770,7 @@ impl crate::compare::Benchmark for AioStressConfig {
     fn validate(&self) -> Result<(), String> {
         AioStressConfig::validate(self)
     }
-    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, String> {
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, Error> {
         let mut c = self.clone();
         c.machine.seed = seed;
         let r = run(spec, &c)?;

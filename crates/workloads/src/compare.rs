@@ -56,6 +56,7 @@
 //! the named ones; its exact command lines are not known, so the counts differ.
 
 use crate::aio_stress::AioStressConfig;
+use crate::error::Error;
 use crate::iozone::IozoneConfig;
 use crate::machine::Machine;
 use crate::stats::{NO_CHANGE_PCT, change_pct, cv_pct, mean, within_variation};
@@ -199,7 +200,7 @@ pub trait Benchmark: std::fmt::Debug + Send + Sync {
     /// Check the configuration.
     fn validate(&self) -> Result<(), String>;
     /// Run once under `spec` with `seed`; the tests and their values.
-    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<Measure>, String>;
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<Measure>, Error>;
 }
 
 /// One configured benchmark of a study.
@@ -337,14 +338,15 @@ pub const RUNS_MAX: u32 = 1000;
 /// Run the study: every item under A and B with every seed, in parallel over the
 /// machine's cores. `progress(done, total, what)` is called as runs finish. Each run is
 /// deterministic, so the report does not depend on the number of worker threads.
-pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<CompareReport, String> {
+pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<CompareReport, Error> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     if !(1..=RUNS_MAX).contains(&cfg.runs) {
         return Err(format!(
             "--runs {}: out of range: expected 1..={RUNS_MAX} runs per side (2 or more to measure variation)",
             cfg.runs
-        ));
+        )
+        .into());
     }
     if cfg.first_seed.checked_add(cfg.runs as u64 - 1).is_none() {
         return Err(format!(
@@ -352,7 +354,8 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
             cfg.first_seed,
             cfg.runs,
             u64::MAX
-        ));
+        )
+        .into());
     }
     if cfg.items.is_empty() {
         return Err("--bench: no benchmark selected".into());
@@ -371,7 +374,7 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
         }
     }
     let done = AtomicUsize::new(0);
-    let results: Vec<Result<Vec<Measure>, String>> = jobs
+    let results: Vec<Result<Vec<Measure>, Error>> = jobs
         .par_iter()
         .map(|&(i, side, seed)| {
             let spec = if side { &cfg.b } else { &cfg.a };

@@ -31,6 +31,7 @@
 //! for tests not selected), `-I`, `-o`, `-c`, throughput mode. The `sync()` before each
 //! size is a no-op here (every test ends with an fsync).
 
+use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
 use crate::oplog::{OpLog, OpRecord, spawn_watched};
 use iosched_core::trace::Trace;
@@ -552,7 +553,7 @@ pub struct IozoneReport {
 }
 
 /// Run iozone once under `spec`.
-pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String> {
+pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, Error> {
     cfg.validate()?;
     let copy_page = CpuProfile::by_name(&cfg.machine.cpu)?.copy_page;
     let rows: Shared<Vec<IozoneRow>> = Rc::new(RefCell::new(Vec::new()));
@@ -577,7 +578,7 @@ pub fn run(spec: &SchedSpec, cfg: &IozoneConfig) -> Result<IozoneReport, String>
     })?;
     let rows = rows.take();
     if rows.len() != cfg.combos().len() {
-        return Err(format!("iozone did not finish ({} of {} sizes done)", rows.len(), cfg.combos().len()));
+        return Err(format!("iozone did not finish ({} of {} sizes done)", rows.len(), cfg.combos().len()).into());
     }
     Ok(IozoneReport {
         scheduler: spec.to_string(),
@@ -739,7 +740,7 @@ impl crate::compare::Benchmark for IozoneConfig {
     fn validate(&self) -> Result<(), String> {
         IozoneConfig::validate(self)
     }
-    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, String> {
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, Error> {
         let mut c = self.clone();
         c.machine.seed = seed;
         let r = run(spec, &c)?;

@@ -14,6 +14,7 @@
 
 pub mod aio_stress;
 pub mod compare;
+pub mod error;
 pub mod iozone;
 pub mod machine;
 pub mod oplog;

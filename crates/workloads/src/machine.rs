@@ -2,6 +2,7 @@
 //! a seed. The seed sets what a real rerun varies: the disk's initial rotational
 //! position, the workload's random offsets and think-time jitter.
 
+use crate::error::Error;
 use iosched_benchmarks::units::fmt_bytes;
 use iosched_core::trace::Trace;
 use iosched_core::{Instant, Queue};
@@ -80,18 +81,22 @@ pub struct Finished {
 
 /// The error for a run the simulator ended early, naming why (and, at `--max-sim-time`,
 /// what its programs were still waiting for); `Ok` for a run that finished.
-pub fn check_ended(sim: &Sim, what: &str) -> Result<(), String> {
+pub fn check_ended(sim: &Sim, what: &str) -> Result<(), Error> {
+    let stopped = |why, message| Err(Error::Stopped { why, message });
     match sim.ended_early() {
         None => Ok(()),
-        Some(iosched_sim::Ended::Interrupted) => {
-            Err(format!("{what}: interrupted at simulated time {:.1} s", sim.sim_time().as_secs_f64()))
+        Some(why @ iosched_sim::Ended::Interrupted) => {
+            stopped(why, format!("{what}: interrupted at simulated time {:.1} s", sim.sim_time().as_secs_f64()))
         }
-        Some(iosched_sim::Ended::SimTimeLimit) => Err(format!(
-            "{what}: stopped at --max-sim-time ({:.0} s of simulated time): {}. Raise --max-sim-time to let it run \
+        Some(why @ iosched_sim::Ended::SimTimeLimit) => stopped(
+            why,
+            format!(
+                "{what}: stopped at --max-sim-time ({:.0} s of simulated time): {}. Raise --max-sim-time to let it run \
              longer",
-            sim.sim_time().as_secs_f64(),
-            sim.waiting()
-        )),
+                sim.sim_time().as_secs_f64(),
+                sim.waiting()
+            ),
+        ),
     }
 }
 
@@ -295,7 +300,7 @@ impl Machine {
         spec: &SchedSpec,
         run: &RunSpec,
         setup: impl FnOnce(&mut Sim) -> Result<T, String>,
-    ) -> Result<(T, Finished), String> {
+    ) -> Result<(T, Finished), Error> {
         let mut queue = self.queue(spec)?;
         if run.record {
             queue.start_recording();

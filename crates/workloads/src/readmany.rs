@@ -22,6 +22,7 @@
 //! 512 MB file. The elapsed time runs from the start of `find` to the exit of the last
 //! `cat`. A run still going at `timeout` is reported as timed out, as the seed did for 2.4.
 
+use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
 use iosched_benchmarks::kernel_tree::KernelTree;
 use iosched_core::time::format_duration;
@@ -147,7 +148,7 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 pub const MAX_WARMUP: Duration = Duration::from_secs(3600);
 
 /// Run the command once under `spec`.
-pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, String> {
+pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Error> {
     cfg.machine.validate()?;
     if cfg.timeout.is_zero() {
         return Err("--timeout 0: expected a positive duration, e.g. 30m".into());
@@ -157,13 +158,13 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Str
     // experiment needs (the seed killed 2.4 after 15 minutes), and a typo beyond them would
     // run for hours.
     if cfg.timeout > MAX_TIMEOUT {
-        return Err(format!("--timeout {}: out of range: expected up to 24h", format_duration(cfg.timeout)));
+        return Err(format!("--timeout {}: out of range: expected up to 24h", format_duration(cfg.timeout)).into());
     }
     if cfg.warmup > MAX_WARMUP {
-        return Err(format!("--warmup {}: out of range: expected 0s..=1h", format_duration(cfg.warmup)));
+        return Err(format!("--warmup {}: out of range: expected 0s..=1h", format_duration(cfg.warmup)).into());
     }
     if !(cfg.tree_scale > 0.0 && cfg.tree_scale <= 1.0) {
-        return Err(format!("tree scale {}: expected a fraction in (0, 1]", cfg.tree_scale));
+        return Err(format!("tree scale {}: expected a fraction in (0, 1]", cfg.tree_scale).into());
     }
     let tree = KernelTree::scaled(cfg.machine.seed, cfg.tree_scale);
     let stream_bytes = if cfg.background == Background::None { 0 } else { cfg.stream_bytes };
@@ -515,7 +516,7 @@ pub fn run_matrix(
     backgrounds: &[Background],
     cfg: &ReadmanyConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<ReadmanyResult>, String> {
+) -> Result<Vec<ReadmanyResult>, Error> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let jobs: Vec<(usize, Background)> =

@@ -16,6 +16,7 @@
 //! Every run is independent and deterministic in the printed seed, so the jobs run in
 //! parallel and the report is the same bytes whatever the thread count.
 
+use crate::error::Error;
 use crate::machine::Machine;
 use crate::readmany::{self, Background, ReadmanyConfig, ReadmanyResult};
 use crate::tiobench::{self, Phase, TiobenchConfig, TiobenchRecord};
@@ -238,7 +239,7 @@ enum Done {
 
 /// Run everything; `progress(done, total, what)` is called as jobs finish (from worker
 /// threads).
-pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<ReproReport, String> {
+pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) -> Result<ReproReport, Error> {
     let setup = ReproSetup::new(cfg.quick).with(&cfg.overrides);
     let tio_machine = Machine::new(&setup.tiobench_disk, setup.tiobench_mem_mib << 20, &setup.tiobench_cpu, cfg.seed)
         .with_host(&setup.host)
@@ -282,7 +283,7 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
     }
     let total = jobs.len();
     let finished = AtomicUsize::new(0);
-    let results: Vec<Result<Done, String>> = jobs
+    let results: Vec<Result<Done, Error>> = jobs
         .par_iter()
         .map(|job| {
             let (what, r) = match *job {

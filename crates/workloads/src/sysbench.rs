@@ -39,6 +39,7 @@
 //! fdatasync. The async mode's completions are attributed to requests in submission
 //! order (the simulator reports how many completed, not which).
 
+use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
 use crate::oplog::{OpLog, spawn_watched};
 use iosched_core::trace::Trace;
@@ -555,7 +556,7 @@ struct State {
 const START: usize = 0;
 
 /// Run sysbench fileio (prepare, then run) once under `spec`.
-pub fn run(spec: &SchedSpec, cfg: &SysbenchConfig) -> Result<SysbenchReport, String> {
+pub fn run(spec: &SchedSpec, cfg: &SysbenchConfig) -> Result<SysbenchReport, Error> {
     cfg.validate()?;
     let state: Shared<State> = Rc::new(RefCell::new(State {
         generator: Generator::new(cfg),
@@ -1101,7 +1102,7 @@ impl crate::compare::Benchmark for SysbenchConfig {
     fn validate(&self) -> Result<(), String> {
         SysbenchConfig::validate(self)
     }
-    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, String> {
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, Error> {
         let mut c = self.clone();
         c.machine.seed = seed;
         let r = run(spec, &c)?;

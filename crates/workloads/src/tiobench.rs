@@ -15,6 +15,7 @@
 //! `CPU% = 100 × cpu / wall`, average latency over all calls of all threads, maximum,
 //! and the fractions of calls over 2 s and 10 s.
 
+use crate::error::Error;
 use crate::machine::{Machine, RunSpec};
 pub use iosched_benchmarks::tiobench::{Phase, PhaseResult, RANDOM_MAX, ThreadOps, TiobenchRecord, check_random};
 use iosched_core::trace::Trace;
@@ -85,13 +86,13 @@ struct Collect {
 const RELEASE: usize = 0;
 
 /// Run tiotest with `threads` threads under `spec`; returns the four phases.
-pub fn run(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<Vec<PhaseResult>, String> {
+pub fn run(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<Vec<PhaseResult>, Error> {
     Ok(run_with(spec, threads, cfg, false)?.0)
 }
 
 /// As [`run`], also keeping the queue's inputs and dispatches: the queue-input trace
 /// (`iosched tiobench --record`) that `iosched replay` checks.
-pub fn run_recorded(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<(Vec<PhaseResult>, Trace), String> {
+pub fn run_recorded(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig) -> Result<(Vec<PhaseResult>, Trace), Error> {
     let (phases, trace) = run_with(spec, threads, cfg, true)?;
     Ok((phases, trace.expect("recorded")))
 }
@@ -102,7 +103,7 @@ pub fn run_logged(
     spec: &SchedSpec,
     threads: u32,
     cfg: &TiobenchConfig,
-) -> Result<(Vec<PhaseResult>, Vec<SysCall>), String> {
+) -> Result<(Vec<PhaseResult>, Vec<SysCall>), Error> {
     let mut calls = Vec::new();
     let (phases, _) = run_inner(spec, threads, cfg, false, Some(&mut calls))?;
     Ok((phases, calls))
@@ -111,7 +112,7 @@ pub fn run_logged(
 /// One run's phases, and its queue-input trace if it was recorded.
 type Run = (Vec<PhaseResult>, Option<Trace>);
 
-fn run_with(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig, record: bool) -> Result<Run, String> {
+fn run_with(spec: &SchedSpec, threads: u32, cfg: &TiobenchConfig, record: bool) -> Result<Run, Error> {
     run_inner(spec, threads, cfg, record, None)
 }
 
@@ -121,7 +122,7 @@ fn run_inner(
     cfg: &TiobenchConfig,
     record: bool,
     syscalls: Option<&mut Vec<SysCall>>,
-) -> Result<Run, String> {
+) -> Result<Run, Error> {
     let n = threads as u64;
     let file_bytes = iosched_benchmarks::tiobench::file_mb(cfg.size >> 20, threads) << 20;
     let results: Shared<Vec<PhaseResult>> = Rc::new(RefCell::new(Vec::new()));
@@ -157,7 +158,7 @@ fn run_inner(
     })?;
     let r = results.borrow().clone();
     if r.len() != 4 {
-        return Err(format!("tiobench with {threads} threads did not finish ({} phases done)", r.len()));
+        return Err(format!("tiobench with {threads} threads did not finish ({} phases done)", r.len()).into());
     }
     if let Some(out) = syscalls {
         *out = done.sim.take_syscalls();
@@ -342,7 +343,7 @@ pub fn run_matrix(
     threads: &[u32],
     cfg: &TiobenchConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Vec<TiobenchRecord>, String> {
+) -> Result<Vec<TiobenchRecord>, Error> {
     Ok(matrix(specs, threads, cfg, progress, false)?.0)
 }
 
@@ -353,7 +354,7 @@ pub fn run_matrix_recorded(
     threads: &[u32],
     cfg: &TiobenchConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<(Vec<TiobenchRecord>, Vec<Trace>), String> {
+) -> Result<(Vec<TiobenchRecord>, Vec<Trace>), Error> {
     matrix(specs, threads, cfg, progress, true)
 }
 
@@ -363,13 +364,13 @@ fn matrix(
     cfg: &TiobenchConfig,
     progress: &(dyn Fn(usize, usize) + Sync),
     record: bool,
-) -> Result<(Vec<TiobenchRecord>, Vec<Trace>), String> {
+) -> Result<(Vec<TiobenchRecord>, Vec<Trace>), Error> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     cfg.validate(threads)?;
     let jobs: Vec<(usize, u32)> = (0..specs.len()).flat_map(|s| threads.iter().map(move |&t| (s, t))).collect();
     let done = AtomicUsize::new(0);
-    let runs: Vec<Result<Run, String>> = jobs
+    let runs: Vec<Result<Run, Error>> = jobs
         .par_iter()
         .map(|&(s, t)| {
             let r = run_with(&specs[s], t, cfg, record);
@@ -379,13 +380,12 @@ fn matrix(
         .collect();
     // Interrupted (SIGINT/SIGTERM): the runs that finished make a partial report; the
     // caller, which owns the flag, says so.
-    let interrupted = cfg.machine.limits.interrupt.as_ref().is_some_and(|f| f.load(Ordering::SeqCst));
     let mut out = Vec::new();
     let mut traces = Vec::new();
     for (r, &(s, _)) in runs.into_iter().zip(&jobs) {
         let (phases, trace) = match r {
             Ok(x) => x,
-            Err(_) if interrupted => continue,
+            Err(e) if e.is_interrupted() => continue,
             Err(e) => return Err(e),
         };
         for p in phases {
@@ -422,7 +422,7 @@ impl crate::compare::Benchmark for TiobenchRun {
     fn validate(&self) -> Result<(), String> {
         self.cfg.validate(&[self.threads])
     }
-    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, String> {
+    fn measure(&self, spec: &SchedSpec, seed: u64) -> Result<Vec<crate::compare::Measure>, Error> {
         let mut cfg = self.cfg.clone();
         cfg.machine.seed = seed;
         let phase_name = |p: Phase| match p {

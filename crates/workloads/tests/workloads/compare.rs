@@ -66,9 +66,9 @@ fn a_against_itself_changes_nothing() {
 #[test]
 fn bad_study_options() {
     let cfg = CompareConfig { a: spec("cfq"), b: spec("cfq"), items: items(), runs: 0, first_seed: 1 };
-    assert!(compare::run(&cfg, &|_, _, _| {}).unwrap_err().contains("--runs 0"));
+    assert!(compare::run(&cfg, &|_, _, _| {}).unwrap_err().to_string().contains("--runs 0"));
     let cfg = CompareConfig { runs: 1, items: vec![], ..cfg };
-    assert!(compare::run(&cfg, &|_, _, _| {}).unwrap_err().contains("--bench"));
+    assert!(compare::run(&cfg, &|_, _, _| {}).unwrap_err().to_string().contains("--bench"));
     let e = compare::items("seed-2008", &machine(1)).unwrap_err();
     assert!(e.contains("seed-2008") && e.contains("seed-2007"), "{e}");
 }

@@ -45,7 +45,7 @@ fn as_keeps_its_sequential_lead_with_a_crowded_pool_only_under_2_5() {
 fn a_file_set_larger_than_the_disk_is_an_error() {
     let m = iosched_workloads::machine::Machine::new("ide-2003", 256 << 20, "piii-1000", 1);
     let cfg = TiobenchConfig { size: 40 << 30, block: 4096, random: 10, drop_caches: false, machine: m };
-    let e = tiobench::run_matrix(&[spec("deadline")], &[1], &cfg, &|_, _| {}).unwrap_err();
+    let e = tiobench::run_matrix(&[spec("deadline")], &[1], &cfg, &|_, _| {}).unwrap_err().to_string();
     assert!(e.contains("--size 40960 MiB does not fit on disk ide-2003"), "{e}");
 }
 
@@ -85,4 +85,33 @@ fn random_writes_wait_for_request_slots_only_with_128_and_need_the_indirect_bloc
     assert!(dl_max > 100.0 && as_max > 100.0, "longest ms: deadline {dl_max}, AS {as_max}");
     let (a8_none, a8_none_max) = rand_write("as:nr_requests=8192", Some(0));
     assert!(a8_none > 10.0 * a8 && a8_none_max > 10.0, "AS-8192, nothing in use: {a8_none} ms, at most {a8_none_max}");
+}
+
+/// A run a limit stops is a typed error a caller can match: the simulated-time limit and
+/// the interrupt flag each name themselves, and a bad configuration is `Invalid`.
+#[test]
+fn stopped_runs_say_why_in_their_error() {
+    use iosched_sim::Ended;
+    use iosched_workloads::error::Error;
+    use iosched_workloads::machine::Limits;
+    let limited = |limits: Limits| TiobenchConfig {
+        size: 64 << 20,
+        block: 4096,
+        random: 100,
+        drop_caches: false,
+        machine: machine(1).with_limits(limits),
+    };
+    let short = Limits { max_sim_time: Some(std::time::Duration::from_millis(500)), ..Limits::default() };
+    match tiobench::run(&spec("deadline"), 2, &limited(short)) {
+        Err(Error::Stopped { why: Ended::SimTimeLimit, message }) => {
+            assert!(message.contains("--max-sim-time"), "{message}")
+        }
+        other => panic!("expected a stop at the time limit, got {other:?}"),
+    }
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let e = tiobench::run(&spec("deadline"), 2, &limited(Limits { interrupt: Some(flag), ..Limits::default() }))
+        .unwrap_err();
+    assert!(e.is_interrupted(), "{e:?}");
+    let e = tiobench::run(&spec("deadline:nope=1"), 2, &limited(Limits::default())).unwrap_err();
+    assert!(matches!(e, Error::Invalid(ref m) if m.contains("nope")), "{e:?}");
 }
