@@ -158,6 +158,42 @@ impl PhaseResult {
     }
 }
 
+/// How a tiotest call reaches the disk: the one way the two worlds' tiobench differ. The
+/// simulated tiotest reads and writes through the page cache, as the original does; the
+/// real runtime has no page cache in front of its scheduler and uses O_DIRECT, whose calls
+/// must be whole blocks of the target's alignment.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Io {
+    Buffered,
+    Direct { align: u64 },
+}
+
+/// `--block` for this path: buffered, a multiple of 512 bytes up to 1 MiB; direct, a
+/// positive multiple of the alignment.
+pub fn check_block(block: u64, io: Io) -> Result<(), String> {
+    match io {
+        Io::Buffered if block == 0 || !block.is_multiple_of(512) || block > (1 << 20) => {
+            Err(format!("--block {block}: expected a multiple of 512 bytes, at most 1M"))
+        }
+        Io::Direct { align } if block == 0 || !block.is_multiple_of(align) => {
+            Err(format!("--block {block}: expected a positive multiple of {align} bytes (O_DIRECT)"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Every thread count in `threads` (none zero) leaves each thread a file of at least
+/// 1 MiB of the `size_mb` ([`file_mb`]).
+pub fn check_split(size_mb: u64, threads: &[u32]) -> Result<(), String> {
+    if threads.is_empty() || threads.contains(&0) {
+        return Err("--threads: expected a list of positive thread counts".into());
+    }
+    match threads.iter().find(|&&n| file_mb(size_mb, n) == 0) {
+        Some(n) => Err(format!("--size {size_mb} MiB split over {n} threads leaves less than 1 MiB per file")),
+        None => Ok(()),
+    }
+}
+
 /// Each thread's file, MiB: tiobench.pl's `int(size / threads)` (the callers refuse a
 /// size that leaves less than 1 MiB).
 pub fn file_mb(size_mb: u64, threads: u32) -> u64 {

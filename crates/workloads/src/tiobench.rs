@@ -17,6 +17,7 @@
 
 use crate::error::Error;
 use crate::machine::{Machine, RunSpec};
+use iosched_benchmarks::tiobench::{Io, check_block, check_split};
 pub use iosched_benchmarks::tiobench::{Phase, PhaseResult, RANDOM_MAX, ThreadOps, TiobenchRecord, check_random};
 use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
@@ -44,9 +45,7 @@ pub struct TiobenchConfig {
 
 impl TiobenchConfig {
     pub fn validate(&self, threads: &[u32]) -> Result<(), String> {
-        if self.block == 0 || !self.block.is_multiple_of(512) || self.block > (1 << 20) {
-            return Err(format!("--block {}: expected a multiple of 512 bytes, at most 1M", self.block));
-        }
+        check_block(self.block, Io::Buffered)?;
         if self.size < (1 << 20) {
             return Err(format!(
                 "--size {} bytes: expected at least 1 MiB per thread (a bare number is bytes; tiobench.pl's MB are written 512M)",
@@ -60,18 +59,8 @@ impl TiobenchConfig {
                 self.size >> 20
             ));
         }
-        if threads.is_empty() || threads.contains(&0) {
-            return Err("--threads: expected a list of positive thread counts".into());
-        }
+        check_split(self.size >> 20, threads)?;
         check_random(self.random, threads)?;
-        for &n in threads {
-            if self.size / (1 << 20) / n as u64 == 0 {
-                return Err(format!(
-                    "--size {} MiB split over {n} threads leaves less than 1 MiB per file",
-                    self.size >> 20
-                ));
-            }
-        }
         self.machine.validate()?;
         self.machine.check_fits(self.size, &format!("--size {} MiB", self.size >> 20))
     }

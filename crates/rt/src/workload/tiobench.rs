@@ -30,7 +30,9 @@ use super::{Control, Ended, Progress, ended, first_error, join_timed, wait_with_
 use crate::error::{Error, IoError};
 use crate::runtime::{Options, Report, Target};
 use crate::sys::{ALIGN, IoBuf, process_cpu_time};
-use iosched_benchmarks::tiobench::{Phase, PhaseResult, ThreadOps, TiobenchRecord, check_random, file_mb};
+use iosched_benchmarks::tiobench::{
+    Io, Phase, PhaseResult, ThreadOps, TiobenchRecord, check_block, check_random, check_split, file_mb,
+};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -55,28 +57,15 @@ pub struct Config {
 
 impl Config {
     pub fn validate(&self) -> Result<(), Error> {
-        if self.threads == 0 {
-            return Err(Error("--threads: expected at least 1".into()));
-        }
-        if self.block == 0 || !(self.block as usize).is_multiple_of(ALIGN) {
-            return Err(Error(format!(
-                "--block {}: expected a positive multiple of {ALIGN} bytes (O_DIRECT)",
-                self.block
-            )));
-        }
+        // The simulated tiobench's checks, with O_DIRECT's block rule.
+        check_block(self.block as u64, Io::Direct { align: ALIGN as u64 }).map_err(Error)?;
         if self.size_mb == 0 {
             return Err(Error("--size: expected at least 1 MiB".into()));
         }
+        check_split(self.size_mb, &[self.threads]).map_err(Error)?;
         let random_phase = self.phases.iter().any(|p| p.is_random());
         let threads: &[u32] = if random_phase { std::slice::from_ref(&self.threads) } else { &[] };
         check_random(self.random_ops, threads).map_err(Error)?;
-        if self.size_mb < self.threads as u64 {
-            // As the simulated tiobench: each thread's file is size/threads whole MiB.
-            return Err(Error(format!(
-                "--size {} MiB split over {} threads leaves less than 1 MiB per file",
-                self.size_mb, self.threads
-            )));
-        }
         if self.per_thread_mb() << 20 < self.block as u64 {
             return Err(Error(format!(
                 "--block {} is larger than a thread's file ({} MiB)",
