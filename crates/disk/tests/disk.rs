@@ -567,7 +567,7 @@ fn abutting_cached_writes_are_destaged_as_one_ascending_extent() {
     let (one_pass, one_by_one) = (flush_at(true), flush_at(false));
     // The first write is destaged alone while the others arrive (the drive is idle between
     // commands); the other five (1240 sectors on 527-sector tracks) then take one pass:
-    // 34 ms in all, against 66 ms one by one (2026-12-01).
+    // about 34 ms in all, against about 66 ms one by one.
     assert!(one_pass < 40.0, "one ascending pass, got {one_pass:.1} ms");
     assert!(one_by_one > one_pass + 20.0, "one by one {one_by_one:.1} ms vs one pass {one_pass:.1} ms");
 }
@@ -718,8 +718,7 @@ fn ncq_sequential_reads_keep_the_media_rate_at_any_depth() {
 /// "Nothing is allocated per request in the hot paths" (docs/disk-models.md), measured:
 /// after a warm-up of 20,000 commands on the same device, 20,000 more in a closed loop
 /// allocate the loop's own three result vectors and, at most, an internal list growing
-/// to a new largest size now and then (one in 20,000 commands for the SSD). Until
-/// 2026-12-01 the drive's write buffer allocated once per write that found it full.
+/// to a new largest size now and then (one in 20,000 commands for the SSD).
 #[test]
 fn device_models_do_not_allocate_per_request() {
     const N: usize = 20_000;
