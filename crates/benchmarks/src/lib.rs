@@ -11,6 +11,7 @@
 //! a clock; where the two worlds differ (the page cache in front of the simulated
 //! programs, O_DIRECT in the real ones), the executor says so.
 
+pub mod fio;
 pub mod kernel_tree;
 pub mod tiobench;
 pub mod units;

@@ -1,0 +1,887 @@
+//! fio's options, typed: a [`Job`] per job section, with fio 3.x's defaults and meanings
+//! (`options.c` `fio_options[]`, `init.c` `fixup_options`), built from the sections of
+//! [`super::jobfile`]. Global sections apply, in order, to the jobs below them.
+//!
+//! Three kinds of option:
+//! - **modelled**: every field of [`Job`] — the options that decide what a scheduler sees;
+//! - **reporting only** ([`REPORTING_ONLY`]): accepted, listed in [`JobSet::warnings`] as
+//!   not modelled, and changing nothing a scheduler sees (log files, output statistics);
+//! - any other option fio knows ([`super::fio_options::FIO_OPTIONS`]: `verify`, `zonemode`,
+//!   `flow`, …) is refused as not modelled: a run that ignored it would not be the job the
+//!   file describes; and a name fio does not know is an unknown option, with the one meant
+//!   when it is a near miss. Every refusal names the file and line.
+
+use super::jobfile::{Error, Origin, RawOption, Section};
+use super::value::{self, KbBase, SizeOrPercent, TimeUnit};
+
+/// `rw=`: the direction and pattern of a job's I/O.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Pattern {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// `rw` / `readwrite`: sequential, mixed by `rwmixread`.
+    ReadWrite,
+    RandRw,
+    TrimWrite,
+    RandTrimWrite,
+}
+
+impl Pattern {
+    const NAMES: [(&'static str, Pattern); 11] = [
+        ("read", Pattern::Read),
+        ("write", Pattern::Write),
+        ("trim", Pattern::Trim),
+        ("randread", Pattern::RandRead),
+        ("randwrite", Pattern::RandWrite),
+        ("randtrim", Pattern::RandTrim),
+        ("rw", Pattern::ReadWrite),
+        ("readwrite", Pattern::ReadWrite),
+        ("randrw", Pattern::RandRw),
+        ("trimwrite", Pattern::TrimWrite),
+        ("randtrimwrite", Pattern::RandTrimWrite),
+    ];
+    pub fn is_random(self) -> bool {
+        matches!(
+            self,
+            Pattern::RandRead | Pattern::RandWrite | Pattern::RandTrim | Pattern::RandRw | Pattern::RandTrimWrite
+        )
+    }
+    pub fn reads(self) -> bool {
+        matches!(self, Pattern::Read | Pattern::RandRead | Pattern::ReadWrite | Pattern::RandRw)
+    }
+    pub fn writes(self) -> bool {
+        !matches!(self, Pattern::Read | Pattern::RandRead | Pattern::Trim | Pattern::RandTrim)
+    }
+}
+
+/// `random_distribution=` (`str_random_distribution_cb`).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Distribution {
+    Random,
+    /// `zipf:theta` (default 1.1, not 1.0).
+    Zipf {
+        theta: f64,
+    },
+    /// `pareto:h` (default 0.2, 0 < h < 1).
+    Pareto {
+        h: f64,
+    },
+    /// `normal:dev` (default 0, 0 ≤ dev < 100), a percentage of the range.
+    Normal {
+        dev: f64,
+    },
+}
+
+/// `ioengine=`: how a job's calls reach the kernel; each maps to the host's system calls.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// `read`/`write` after `lseek`.
+    Sync,
+    /// `pread`/`pwrite` (fio's default on Linux).
+    Psync,
+    /// `readv`/`writev`.
+    Vsync,
+    /// `preadv`/`pwritev`.
+    Pvsync,
+    /// `preadv2`/`pwritev2`.
+    Pvsync2,
+    /// Linux native AIO: `io_submit`/`io_getevents`.
+    Libaio,
+    IoUring,
+    /// POSIX AIO (glibc's, threads doing `pread`/`pwrite`).
+    Posixaio,
+    /// `mmap` and `memcpy`.
+    Mmap,
+}
+
+impl Engine {
+    const NAMES: [(&'static str, Engine); 9] = [
+        ("sync", Engine::Sync),
+        ("psync", Engine::Psync),
+        ("vsync", Engine::Vsync),
+        ("pvsync", Engine::Pvsync),
+        ("pvsync2", Engine::Pvsync2),
+        ("libaio", Engine::Libaio),
+        ("io_uring", Engine::IoUring),
+        ("posixaio", Engine::Posixaio),
+        ("mmap", Engine::Mmap),
+    ];
+    /// Whether the engine keeps more than one I/O in flight per job (`iodepth` > 1 means
+    /// something only then; fio's sync engines complete each call before the next).
+    pub fn is_async(self) -> bool {
+        matches!(self, Engine::Libaio | Engine::IoUring | Engine::Posixaio)
+    }
+    pub fn name(self) -> &'static str {
+        Engine::NAMES.iter().find(|(_, e)| *e == self).map(|(n, _)| *n).expect("named")
+    }
+}
+
+/// `rate_process=`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+/// One job as its section (and the global sections above it) describe it. Sizes in bytes,
+/// times in microseconds, per-direction values as `[read, write, trim]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Job {
+    /// The section's name: the job's files are named after it (`name.jobnum.filenum`).
+    pub section: String,
+    /// `name=`, the name in the output (the section's by default).
+    pub name: String,
+    pub origin: Origin,
+    pub description: Option<String>,
+    pub filename: Vec<String>,
+    pub directory: Vec<String>,
+    pub nrfiles: u32,
+    pub size: Option<SizeOrPercent>,
+    /// `filesize=low[-high]`.
+    pub filesize: Option<(u64, u64)>,
+    pub io_size: Option<SizeOrPercent>,
+    pub offset: SizeOrPercent,
+    pub offset_increment: SizeOrPercent,
+    pub rw: Pattern,
+    /// `rw=…:N`: for a random pattern, I/Os per random offset (default 1); for a sequential
+    /// one, bytes added to the offset after each I/O (default 0; negative walks backwards).
+    pub rw_postfix: Option<i64>,
+    pub rwmixread: u8,
+    pub bs: [u64; 3],
+    pub bsrange: Option<[(u64, u64); 3]>,
+    /// `bssplit=`: per direction, (block size, percentage) with unspecified shares filled in.
+    pub bssplit: Option<[Vec<(u64, u8)>; 3]>,
+    pub blockalign: Option<[u64; 3]>,
+    pub random_distribution: Distribution,
+    pub randrepeat: bool,
+    pub randseed: Option<u64>,
+    pub norandommap: bool,
+    pub ioengine: Engine,
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_low: u32,
+    pub direct: bool,
+    pub fsync: u32,
+    pub fdatasync: u32,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+    pub thinktime_us: u64,
+    pub thinktime_spin_us: u64,
+    pub thinktime_blocks: u32,
+    /// Bytes per second, per direction (0: no limit).
+    pub rate: [u64; 3],
+    pub rate_iops: [u64; 3],
+    pub rate_process: RateProcess,
+    pub numjobs: u32,
+    pub group_reporting: bool,
+    pub new_group: bool,
+    pub stonewall: bool,
+    pub startdelay_us: u64,
+    pub runtime_us: u64,
+    pub time_based: bool,
+    pub ramp_time_us: u64,
+    pub loops: u32,
+    pub prio: u8,
+    pub prioclass: u8,
+    /// `cmdprio_percentage=read[,write]` (libaio, io_uring).
+    pub cmdprio_percentage: [u8; 2],
+    pub ioscheduler: Option<String>,
+    pub invalidate: bool,
+    pub create_on_open: bool,
+    pub unlink: bool,
+    pub kb_base: KbBase,
+}
+
+impl Job {
+    /// fio's defaults (`fio_options[]`'s `def` fields on Linux).
+    fn defaults(section: &str, origin: Origin) -> Job {
+        Job {
+            section: section.to_string(),
+            name: section.to_string(),
+            origin,
+            description: None,
+            filename: Vec::new(),
+            directory: Vec::new(),
+            nrfiles: 1,
+            size: None,
+            filesize: None,
+            io_size: None,
+            offset: SizeOrPercent::Bytes(0),
+            offset_increment: SizeOrPercent::Bytes(0),
+            rw: Pattern::Read,
+            rw_postfix: None,
+            rwmixread: 50,
+            bs: [4096; 3],
+            bsrange: None,
+            bssplit: None,
+            blockalign: None,
+            random_distribution: Distribution::Random,
+            randrepeat: true,
+            randseed: None,
+            norandommap: false,
+            ioengine: Engine::Psync,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_low: 0,
+            direct: false,
+            fsync: 0,
+            fdatasync: 0,
+            end_fsync: false,
+            fsync_on_close: false,
+            thinktime_us: 0,
+            thinktime_spin_us: 0,
+            thinktime_blocks: 1,
+            rate: [0; 3],
+            rate_iops: [0; 3],
+            rate_process: RateProcess::Linear,
+            numjobs: 1,
+            group_reporting: false,
+            new_group: false,
+            stonewall: false,
+            startdelay_us: 0,
+            runtime_us: 0,
+            time_based: false,
+            ramp_time_us: 0,
+            loops: 1,
+            prio: 0,
+            prioclass: 0,
+            cmdprio_percentage: [0; 2],
+            ioscheduler: None,
+            invalidate: true,
+            create_on_open: false,
+            unlink: false,
+            kb_base: KbBase::K1024,
+        }
+    }
+
+    /// The smallest block a job's reads or writes use.
+    pub fn min_bs(&self) -> u64 {
+        let mut m = self.bs.iter().copied().min().unwrap_or(4096);
+        if let Some(r) = &self.bsrange {
+            m = m.min(r.iter().map(|x| x.0).min().unwrap_or(m));
+        }
+        if let Some(s) = &self.bssplit {
+            m = m.min(s.iter().flatten().map(|x| x.0).min().unwrap_or(m));
+        }
+        m
+    }
+}
+
+/// The jobs of one or more job files, in order, with what was accepted but not modelled.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobSet {
+    pub jobs: Vec<Job>,
+    /// Reporting group of each job (fio's `groupid`: `stonewall` and `new_group` start one).
+    pub groups: Vec<u32>,
+    pub warnings: Vec<String>,
+}
+
+/// Options accepted but not modelled: they change what fio prints or logs, not the I/O.
+pub const REPORTING_ONLY: &[&str] = &[
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "percentile_list",
+    "per_job_logs",
+    "log_avg_msec",
+    "log_hist_msec",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
+    "write_hist_log",
+    "bwavgtime",
+    "iopsavgtime",
+    "unit_base",
+    "disk_util",
+    "gtod_reduce",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "stats",
+    "unified_rw_reporting",
+    "thread",
+    "exitall",
+    "log_prio",
+    "log_offset",
+    "log_unix_epoch",
+    "log_alternate_epoch",
+    "log_compression",
+    "log_compression_cpus",
+    "log_store_compressed",
+    "log_max_value",
+    "log_entries",
+    "log_hist_coarseness",
+    "significant_figures",
+    "clocksource",
+    "gtod_cpu",
+    "block_error_percentiles",
+    "error_dump",
+];
+
+/// Every option this reader gives meaning to.
+pub const MODELLED: &[&str] = &[
+    "name",
+    "description",
+    "filename",
+    "directory",
+    "nrfiles",
+    "nr_files",
+    "size",
+    "filesize",
+    "io_size",
+    "io_limit",
+    "offset",
+    "fileoffset",
+    "offset_increment",
+    "rw",
+    "readwrite",
+    "rwmixread",
+    "rwmixwrite",
+    "bs",
+    "blocksize",
+    "bsrange",
+    "blocksize_range",
+    "bssplit",
+    "blockalign",
+    "ba",
+    "random_distribution",
+    "randrepeat",
+    "allrandrepeat",
+    "randseed",
+    "norandommap",
+    "ioengine",
+    "iodepth",
+    "iodepth_batch",
+    "iodepth_batch_submit",
+    "iodepth_low",
+    "direct",
+    "buffered",
+    "fsync",
+    "fdatasync",
+    "end_fsync",
+    "fsync_on_close",
+    "thinktime",
+    "thinktime_spin",
+    "thinktime_blocks",
+    "rate",
+    "rate_iops",
+    "rate_process",
+    "numjobs",
+    "group_reporting",
+    "new_group",
+    "stonewall",
+    "wait_for_previous",
+    "startdelay",
+    "runtime",
+    "timeout",
+    "time_based",
+    "ramp_time",
+    "loops",
+    "prio",
+    "prioclass",
+    "cmdprio_percentage",
+    "ioscheduler",
+    "invalidate",
+    "create_on_open",
+    "unlink",
+    "kb_base",
+];
+
+/// The jobs the sections describe.
+pub fn build(sections: &[Section]) -> Result<JobSet, Error> {
+    let mut global = Job::defaults("global", Origin::Arg { index: 0 });
+    let mut set = JobSet { jobs: Vec::new(), groups: Vec::new(), warnings: Vec::new() };
+    let mut group = 0u32;
+    for s in sections {
+        let mut job = global.clone();
+        if !s.global {
+            job.section = s.name.clone();
+            job.name = s.name.clone();
+            job.origin = s.origin.clone();
+        }
+        // `kb_base` first, as fio sorts it before every other option of a section.
+        let (first, rest): (Vec<&RawOption>, Vec<&RawOption>) = s.options.iter().partition(|o| o.key == "kb_base");
+        for o in first.into_iter().chain(rest) {
+            apply(&mut job, o, &mut set.warnings)?;
+        }
+        if s.global {
+            global = job;
+            continue;
+        }
+        check(&mut job, &mut set.warnings)?;
+        if !set.jobs.is_empty() && (job.stonewall || job.new_group) {
+            group += 1;
+        }
+        set.jobs.push(job);
+        set.groups.push(group);
+    }
+    if set.jobs.is_empty() {
+        let origin = sections.last().map(|s| s.origin.clone()).unwrap_or(Origin::Arg { index: 0 });
+        return Err(Error { origin, message: "no job: expected at least one section that is not [global]".into() });
+    }
+    Ok(set)
+}
+
+fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(), Error> {
+    let bad = |m: String| Error { origin: o.origin.clone(), message: format!("{}: {m}", o.key) };
+    let key = o.key.as_str();
+    // A bare key is a flag; most options need a value.
+    let flag = |v: &Option<String>| -> Result<bool, Error> {
+        match v {
+            None => Ok(true),
+            Some(v) => value::boolean(v).map_err(bad),
+        }
+    };
+    if REPORTING_ONLY.contains(&key) {
+        warnings.push(format!("{}: {key}: accepted, not modelled (it changes only fio's output)", o.origin));
+        return Ok(());
+    }
+    if !MODELLED.contains(&key) && super::fio_options::FIO_OPTIONS.contains(&key) {
+        return Err(bad("a fio option this model does not carry out; it changes the I/O fio issues, so a run \
+                        without it would not be this job"
+            .into()));
+    }
+    if !MODELLED.contains(&key) {
+        let hint = MODELLED
+            .iter()
+            .chain(REPORTING_ONLY)
+            .chain(super::fio_options::FIO_OPTIONS)
+            .map(|k| (distance(k, key), *k))
+            .min()
+            .filter(|(d, _)| *d <= 2)
+            .map(|(_, k)| format!("; did you mean `{k}`?"))
+            .unwrap_or_default();
+        return Err(Error { origin: o.origin.clone(), message: format!("unknown option `{key}`{hint}") });
+    }
+    let is_flag_opt = matches!(
+        key,
+        "time_based" | "norandommap" | "group_reporting" | "new_group" | "stonewall" | "wait_for_previous"
+    );
+    if is_flag_opt {
+        let on = match &o.value {
+            None => true,
+            Some(v) => value::int_in(v, 0, u32::MAX as u64).map_err(bad)? != 0,
+        };
+        match key {
+            "time_based" => job.time_based = on,
+            "norandommap" => job.norandommap = on,
+            "group_reporting" => job.group_reporting = on,
+            "new_group" => job.new_group = on,
+            _ => job.stonewall = on,
+        }
+        return Ok(());
+    }
+    if matches!(
+        key,
+        "direct"
+            | "buffered"
+            | "randrepeat"
+            | "allrandrepeat"
+            | "end_fsync"
+            | "fsync_on_close"
+            | "invalidate"
+            | "create_on_open"
+            | "unlink"
+    ) {
+        let Some(_) = &o.value else {
+            return Err(bad("expected a value, 0 or 1 (fio: `requires an argument`)".into()));
+        };
+        let on = flag(&o.value)?;
+        match key {
+            "direct" => job.direct = on,
+            "buffered" => job.direct = !on,
+            "randrepeat" | "allrandrepeat" => job.randrepeat = on,
+            "end_fsync" => job.end_fsync = on,
+            "fsync_on_close" => job.fsync_on_close = on,
+            "invalidate" => job.invalidate = on,
+            "create_on_open" => job.create_on_open = on,
+            _ => job.unlink = on,
+        }
+        return Ok(());
+    }
+    let Some(v) = o.value.as_deref() else {
+        return Err(bad("expected a value (fio: `requires an argument`)".into()));
+    };
+    if v.is_empty() {
+        return Err(bad("expected a value".into()));
+    }
+    let kb = job.kb_base;
+    let size = |s: &str| value::size(s, kb);
+    let u32_in = |min: u64, max: u64| value::int_in(v, min, max).map(|n| n as u32).map_err(bad);
+    match key {
+        "name" => job.name = v.to_string(),
+        "description" => job.description = Some(v.to_string()),
+        "filename" => {
+            // `:` separates names; `\:` is a colon in a name (fio's `get_next_str`).
+            let mut names = Vec::new();
+            let mut cur = String::new();
+            let mut chars = v.chars().peekable();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' if chars.peek() == Some(&':') => cur.push(chars.next().expect("peeked")),
+                    ':' => names.push(std::mem::take(&mut cur)),
+                    c => cur.push(c),
+                }
+            }
+            names.push(cur);
+            if names.iter().any(String::is_empty) {
+                return Err(bad(format!("`{v}`: expected file names separated by `:`")));
+            }
+            job.nrfiles = names.len() as u32;
+            job.filename.extend(names);
+        }
+        "directory" => job.directory = v.split(':').map(str::to_string).collect(),
+        "nrfiles" | "nr_files" => job.nrfiles = u32_in(1, 1 << 20)?,
+        "size" => job.size = Some(value::size_or_percent(v, kb).map_err(bad)?),
+        "io_size" | "io_limit" => job.io_size = Some(value::size_or_percent(v, kb).map_err(bad)?),
+        "offset" | "fileoffset" => job.offset = value::size_or_percent(v, kb).map_err(bad)?,
+        "offset_increment" => job.offset_increment = value::size_or_percent(v, kb).map_err(bad)?,
+        "filesize" => {
+            let (lo, hi) = match v.split_once('-') {
+                Some((a, b)) => (size(a).map_err(bad)?, size(b).map_err(bad)?),
+                None => {
+                    let s = size(v).map_err(bad)?;
+                    (s, s)
+                }
+            };
+            if lo == 0 || lo > hi {
+                return Err(bad(format!("`{v}`: expected a size of at least 1 byte, or low-high with low <= high")));
+            }
+            job.filesize = Some((lo, hi));
+        }
+        "rw" | "readwrite" => {
+            let (p, post) = match v.split_once(':') {
+                Some((p, n)) => (p, Some(n.trim())),
+                None => (v, None),
+            };
+            job.rw = Pattern::NAMES.iter().find(|(n, _)| *n == p).map(|(_, p)| *p).ok_or_else(|| {
+                let names: Vec<&str> = Pattern::NAMES.iter().map(|(n, _)| *n).collect();
+                bad(format!("`{p}`: expected one of {}", names.join(", ")))
+            })?;
+            job.rw_postfix = match post {
+                None => None,
+                Some(n) => {
+                    let (neg, digits) = match n.strip_prefix('-') {
+                        Some(d) if !job.rw.is_random() => (true, d),
+                        _ => (false, n),
+                    };
+                    let b = i64::try_from(size(digits).map_err(bad)?).map_err(|_| bad(format!("`{n}`: too large")))?;
+                    if job.rw.is_random() && b == 0 {
+                        return Err(bad(format!("`{v}`: expected at least 1 I/O per random offset")));
+                    }
+                    Some(if neg { -b } else { b })
+                }
+            };
+        }
+        "rwmixread" => job.rwmixread = u32_in(0, 100)? as u8,
+        "rwmixwrite" => job.rwmixread = 100 - u32_in(0, 100)? as u8,
+        "bs" | "blocksize" => {
+            job.bs = value::per_direction(v, [4096; 3], |s| size(s).and_then(positive)).map_err(bad)?;
+        }
+        "bsrange" | "blocksize_range" => {
+            let range = |s: &str| -> value::Result<(u64, u64)> {
+                let (a, b) = s.split_once(['-', ':']).ok_or_else(|| format!("`{s}`: expected low-high"))?;
+                let (a, b) = (positive(size(a)?)?, positive(size(b)?)?);
+                Ok((a.min(b), a.max(b)))
+            };
+            job.bsrange = Some(value::per_direction(v, [(4096, 4096); 3], range).map_err(bad)?);
+        }
+        "bssplit" => job.bssplit = Some(bssplit(v, kb).map_err(bad)?),
+        "blockalign" | "ba" => {
+            job.blockalign = Some(value::per_direction(v, [4096; 3], |s| size(s).and_then(positive)).map_err(bad)?);
+        }
+        "random_distribution" => job.random_distribution = distribution(v).map_err(bad)?,
+        "randseed" => job.randseed = Some(v.parse().map_err(|_| bad(format!("`{v}`: expected a whole number")))?),
+        "ioengine" => {
+            job.ioengine = Engine::NAMES.iter().find(|(n, _)| *n == v).map(|(_, e)| *e).ok_or_else(|| {
+                let names: Vec<&str> = Engine::NAMES.iter().map(|(n, _)| *n).collect();
+                bad(format!("`{v}`: not a modelled engine; expected one of {}", names.join(", ")))
+            })?;
+        }
+        "iodepth" => job.iodepth = u32_in(1, 65535)?,
+        "iodepth_batch" | "iodepth_batch_submit" => job.iodepth_batch_submit = u32_in(0, 65535)?,
+        "iodepth_low" => job.iodepth_low = u32_in(0, 65535)?,
+        "fsync" => job.fsync = u32_in(0, u32::MAX as u64)?,
+        "fdatasync" => job.fdatasync = u32_in(0, u32::MAX as u64)?,
+        "thinktime" => job.thinktime_us = value::time_us(v, TimeUnit::Micros).map_err(bad)?,
+        "thinktime_spin" => job.thinktime_spin_us = value::time_us(v, TimeUnit::Micros).map_err(bad)?,
+        "thinktime_blocks" => job.thinktime_blocks = u32_in(1, u32::MAX as u64)?,
+        "rate" => job.rate = value::per_direction(v, [0; 3], size).map_err(bad)?,
+        "rate_iops" => {
+            job.rate_iops = value::per_direction(v, [0; 3], |s| value::int_in(s, 0, u32::MAX as u64)).map_err(bad)?;
+        }
+        "rate_process" => {
+            job.rate_process = match v {
+                "linear" => RateProcess::Linear,
+                "poisson" => RateProcess::Poisson,
+                _ => return Err(bad(format!("`{v}`: expected linear or poisson"))),
+            }
+        }
+        "numjobs" => job.numjobs = u32_in(1, 4096)?,
+        "startdelay" => job.startdelay_us = value::time_us(v, TimeUnit::Seconds).map_err(bad)?,
+        "runtime" | "timeout" => job.runtime_us = value::time_us(v, TimeUnit::Seconds).map_err(bad)?,
+        "ramp_time" => job.ramp_time_us = value::time_us(v, TimeUnit::Seconds).map_err(bad)?,
+        "loops" => job.loops = u32_in(0, u32::MAX as u64)?.max(1),
+        "prio" => job.prio = u32_in(0, 7)? as u8,
+        "prioclass" => job.prioclass = u32_in(0, 3)? as u8,
+        "cmdprio_percentage" => {
+            let items: Vec<&str> = v.split(',').collect();
+            if items.len() > 2 {
+                return Err(bad(format!("`{v}`: expected read[,write] percentages")));
+            }
+            let r = value::int_in(items[0], 0, 100).map_err(bad)? as u8;
+            let w = match items.get(1) {
+                Some(w) => value::int_in(w, 0, 100).map_err(bad)? as u8,
+                None => r,
+            };
+            job.cmdprio_percentage = [r, w];
+        }
+        "ioscheduler" => job.ioscheduler = Some(v.to_string()),
+        "kb_base" => job.kb_base = KbBase::parse(v).map_err(bad)?,
+        _ => unreachable!("every MODELLED option is handled: {key}"),
+    }
+    Ok(())
+}
+
+fn positive(n: u64) -> value::Result<u64> {
+    if n == 0 { Err("expected at least 1 byte".into()) } else { Ok(n) }
+}
+
+/// `bssplit=` (`str_bssplit_cb`): `bs/perc:bs/perc…`, per direction separated by commas;
+/// an entry without a percentage (or with 0) shares what the others leave.
+fn bssplit(v: &str, kb: KbBase) -> value::Result<[Vec<(u64, u8)>; 3]> {
+    let one = |list: &str| -> value::Result<Vec<(u64, u8)>> {
+        let mut out: Vec<(u64, Option<u8>)> = Vec::new();
+        for e in list.split(':') {
+            if e.is_empty() {
+                break;
+            }
+            let (b, p) = match e.split_once('/') {
+                Some((b, p)) => (b, Some(value::int_in(p, 0, 100)? as u8).filter(|&p| p > 0)),
+                None => (e, None),
+            };
+            out.push((positive(value::size(b, kb)?)?, p));
+        }
+        if out.is_empty() || out.len() > 64 {
+            return Err(format!("`{list}`: expected 1 to 64 entries bs/percentage separated by `:`"));
+        }
+        let sum: u32 = out.iter().filter_map(|e| e.1).map(u32::from).sum();
+        let missing = out.iter().filter(|e| e.1.is_none()).count() as u32;
+        if sum > 100 || (missing == 0 && sum != 100) {
+            return Err(format!("`{list}`: the percentages add up to {sum}, expected 100"));
+        }
+        let share = (100 - sum).checked_div(missing).unwrap_or(0) as u8;
+        Ok(out.into_iter().map(|(b, p)| (b, p.unwrap_or(share))).collect())
+    };
+    let parts: Vec<&str> = v.split(',').collect();
+    match parts.as_slice() {
+        [a] => {
+            let l = one(a)?;
+            Ok([l.clone(), l.clone(), l])
+        }
+        [a, b] => {
+            let (r, w) = (one(a)?, one(b)?);
+            Ok([r, w.clone(), w])
+        }
+        [a, b, c] => Ok([one(a)?, one(b)?, one(c)?]),
+        _ => Err(format!("`{v}`: expected at most three lists: read,write,trim")),
+    }
+}
+
+fn distribution(v: &str) -> value::Result<Distribution> {
+    let (name, arg) = match v.split_once(':') {
+        Some((n, a)) => (n, Some(a)),
+        None => (v, None),
+    };
+    if matches!(name, "zoned" | "zoned_abs" | "sequence") {
+        return Err(format!("`{name}`: not modelled; expected random, zipf, pareto or normal"));
+    }
+    // A second `:` gives the distribution's centre (fio 3.20+); not modelled.
+    if arg.is_some_and(|a| a.contains(':')) {
+        return Err(format!("`{v}`: a centre (second `:`) is not modelled"));
+    }
+    let num = |d: f64| -> value::Result<f64> {
+        match arg {
+            None => Ok(d),
+            Some(a) => a.parse::<f64>().map_err(|_| format!("`{a}`: expected a number")),
+        }
+    };
+    match name {
+        "random" => Ok(Distribution::Random),
+        "zipf" => {
+            let theta = num(1.1)?;
+            if theta == 1.0 || theta <= 0.0 {
+                return Err(format!("zipf:{theta}: expected a theta > 0 other than 1.0"));
+            }
+            Ok(Distribution::Zipf { theta })
+        }
+        "pareto" => {
+            let h = num(0.2)?;
+            if !(h > 0.0 && h < 1.0) {
+                return Err(format!("pareto:{h}: expected 0 < h < 1"));
+            }
+            Ok(Distribution::Pareto { h })
+        }
+        "normal" => {
+            let dev = num(0.0)?;
+            if !(0.0..100.0).contains(&dev) {
+                return Err(format!("normal:{dev}: expected 0 <= dev < 100"));
+            }
+            Ok(Distribution::Normal { dev })
+        }
+        _ => Err(format!("`{name}`: expected random, zipf, pareto or normal")),
+    }
+}
+
+/// fio's fix-ups after a job's options (`fixup_options`) that the model depends on, and
+/// the combinations fio refuses.
+fn check(job: &mut Job, warnings: &mut Vec<String>) -> Result<(), Error> {
+    let bad = |m: String| Error { origin: job.origin.clone(), message: format!("job `{}`: {m}", job.section) };
+    if job.rate.iter().any(|&r| r > 0) && job.rate_iops.iter().any(|&r| r > 0) {
+        return Err(bad("rate and rate_iops both set: fio takes one of them".into()));
+    }
+    if job.iodepth_batch_submit == 0 || job.iodepth_batch_submit > job.iodepth {
+        job.iodepth_batch_submit = job.iodepth;
+    }
+    if job.iodepth_low == 0 || job.iodepth_low > job.iodepth {
+        job.iodepth_low = job.iodepth;
+    }
+    if job.time_based && job.runtime_us == 0 {
+        warnings
+            .push(format!("{}: job `{}`: time_based without runtime is ignored, as fio does", job.origin, job.section));
+        job.time_based = false;
+    }
+    if let Some(SizeOrPercent::Bytes(s)) = job.size
+        && s < job.min_bs()
+    {
+        return Err(bad(format!("size {s} is smaller than the block size {}", job.min_bs())));
+    }
+    if job.thinktime_spin_us > job.thinktime_us {
+        job.thinktime_spin_us = job.thinktime_us;
+    }
+    // A non-uniform distribution, or an alignment other than the block size, turns the
+    // random map off (fio's `fixup_options`).
+    if job.random_distribution != Distribution::Random {
+        job.norandommap = true;
+    }
+    if job.randseed.is_some() {
+        job.randrepeat = false;
+    }
+    Ok(())
+}
+
+/// Edit distance, for "did you mean".
+fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut cur = vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let sub = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::jobfile::{Context, parse_args, parse_file};
+    use super::*;
+    use std::path::Path;
+
+    fn jobs(text: &str) -> Result<JobSet, Error> {
+        let env = |_: &str| None;
+        let read = |_: &Path| -> std::io::Result<String> { Err(std::io::ErrorKind::NotFound.into()) };
+        let ctx = Context { pagesize: 4096, mb_memory: 256, ncpus: 1, env: &env, read: &read };
+        build(&parse_file(Path::new("t.fio"), text, &ctx)?)
+    }
+
+    #[test]
+    fn globals_reach_the_jobs_below_them() {
+        let s = jobs(
+            "[global]\nioengine=libaio\ndirect=1\nbs=16k\n[a]\nrw=randread\niodepth=32\n[global]\nbs=64k\n[b]\nrw=write\nstonewall\n",
+        )
+        .unwrap();
+        assert_eq!(s.jobs.len(), 2);
+        let (a, b) = (&s.jobs[0], &s.jobs[1]);
+        assert_eq!(
+            (a.ioengine, a.direct, a.bs[0], a.rw, a.iodepth),
+            (Engine::Libaio, true, 16384, Pattern::RandRead, 32)
+        );
+        assert_eq!((b.bs[0], b.rw, b.iodepth, b.direct), (65536, Pattern::Write, 1, true));
+        assert_eq!(s.groups, [0, 1], "stonewall starts a new group");
+        assert_eq!(a.iodepth_batch_submit, 1);
+        assert_eq!(a.iodepth_low, 32, "iodepth_low 0 means iodepth");
+    }
+
+    #[test]
+    fn fio_defaults_and_kb_base_first() {
+        let s = jobs("[a]\nsize=4KiB\nkb_base=1000\n").unwrap();
+        let a = &s.jobs[0];
+        assert_eq!(a.size, Some(SizeOrPercent::Bytes(4096)), "kb_base applies before the other options");
+        assert_eq!((a.ioengine, a.iodepth, a.bs, a.rw, a.rwmixread), (Engine::Psync, 1, [4096; 3], Pattern::Read, 50));
+        assert!(a.randrepeat && a.invalidate && !a.direct);
+        let s = jobs("[a]\nrw=randrw:8\nrwmixwrite=30\nrandom_distribution=zipf:1.2\n").unwrap();
+        let a = &s.jobs[0];
+        assert_eq!((a.rw, a.rw_postfix, a.rwmixread), (Pattern::RandRw, Some(8), 70));
+        assert_eq!(a.random_distribution, Distribution::Zipf { theta: 1.2 });
+        assert!(a.norandommap, "a non-uniform distribution turns the random map off, as in fio");
+    }
+
+    #[test]
+    fn bssplit_fills_the_unspecified_shares() {
+        let s = jobs("[a]\nbssplit=4k/50:8k:16k,64k\n").unwrap();
+        let b = s.jobs[0].bssplit.clone().unwrap();
+        assert_eq!(b[0], [(4096, 50), (8192, 25), (16384, 25)]);
+        assert_eq!(b[1], [(65536, 100)]);
+        assert_eq!(b[2], b[1]);
+        assert!(jobs("[a]\nbssplit=4k/60:8k/60\n").unwrap_err().message.contains("add up to 120"));
+    }
+
+    #[test]
+    fn refusals_name_the_file_line_and_option() {
+        let e = jobs("[a]\nrw=randread\niodeph=4\n").unwrap_err();
+        assert_eq!(e.to_string(), "t.fio:3: unknown option `iodeph`; did you mean `iodepth`?");
+        let e = jobs("[a]\nverify=md5\n").unwrap_err();
+        assert!(e.to_string().starts_with("t.fio:2: verify: a fio option this model does not carry out"), "{e}");
+        let e = jobs("[a]\nrandom_distribution=zoned:50/5:50/95\n").unwrap_err();
+        assert!(e.to_string().contains("`zoned`: not modelled"), "{e}");
+        let s = jobs("[a]\nrw=read:-8k\n").unwrap();
+        assert_eq!(
+            s.jobs[0].rw_postfix,
+            Some(-8192),
+            "a negative skip walks backwards, as fio's backwards-read example"
+        );
+        let e = jobs("[a]\nioengine=splice\n").unwrap_err();
+        assert!(e.to_string().contains("not a modelled engine"), "{e}");
+        let e = jobs("[a]\niodepth=0\n").unwrap_err();
+        assert!(e.to_string().contains("out of range: expected 1..=65535"), "{e}");
+        let e = jobs("[a]\ndirect=true\n").unwrap_err();
+        assert!(e.to_string().contains("expected 0 or 1"), "{e}");
+        let e = jobs("[a]\nrate=1m\nrate_iops=100\n").unwrap_err();
+        assert!(e.to_string().contains("rate and rate_iops"), "{e}");
+        assert!(jobs("[global]\nbs=4k\n").unwrap_err().message.contains("no job"));
+        let s = jobs("[a]\nwrite_lat_log=x\ntime_based\n").unwrap();
+        assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
+    }
+
+    #[test]
+    fn command_line_jobs() {
+        let args: Vec<String> = ["--ioengine=libaio", "--name=r", "--rw=randread", "--bs=8k", "--name=w", "--rw=write"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = build(&parse_args(&args, 1).unwrap()).unwrap();
+        assert_eq!(
+            s.jobs.iter().map(|j| (j.name.as_str(), j.ioengine, j.bs[0])).collect::<Vec<_>>(),
+            [("r", Engine::Libaio, 8192), ("w", Engine::Libaio, 4096)]
+        );
+    }
+}

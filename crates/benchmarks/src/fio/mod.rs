@@ -1,0 +1,71 @@
+//! fio's job language — the job files every storage engineer already writes — with fio 3.x's
+//! syntax, defaults and meanings, for either world to run (fio's repository: `HOWTO.rst`,
+//! `init.c`, `parse.c`, `options.c`).
+//!
+//! - [`jobfile`]: the text — sections, `[global]`, comments, `include`, `${VAR}` and the
+//!   machine's keywords, and the same options on a command line;
+//! - [`value`]: the value syntax — sizes with fio's suffixes and `kb_base`, percentages,
+//!   times in each option's unit, per-direction lists;
+//! - [`job`]: the options typed into [`job::Job`]s with fio's defaults and fix-ups, what is
+//!   accepted but only changes fio's output, and what is refused.
+//!
+//! Where fio silently reads a value as something other than it looks (`bs = 4k` as 4 bytes,
+//! `1.5k` as 1, `10sec` as 10 µs), this reader refuses it with the file, line and option,
+//! and says what fio would have done.
+
+pub mod fio_options;
+pub mod job;
+pub mod jobfile;
+pub mod value;
+
+pub use job::{Job, JobSet};
+pub use jobfile::{Context, Error, Origin};
+
+/// The largest job file read (fio's own files are a few KiB).
+pub const MAX_JOB_FILE: u64 = 1 << 20;
+
+/// Read, parse and type the job files `paths` (`include`s resolved as fio does), then the
+/// command-line job options `args` as one more file. As in fio, a later file starts from
+/// fio's defaults, not from an earlier file's globals, and its first job starts a new
+/// reporting group.
+pub fn load(paths: &[std::path::PathBuf], args: &[String], ctx: &Context) -> Result<JobSet, Error> {
+    let mut all = JobSet { jobs: Vec::new(), groups: Vec::new(), warnings: Vec::new() };
+    let mut sets = Vec::new();
+    for p in paths {
+        let origin = Origin::File { path: p.clone(), line: 0 };
+        let text = (ctx.read)(p).map_err(|e| Error { origin, message: e.to_string() })?;
+        sets.push(job::build(&jobfile::parse_file(p, &text, ctx)?)?);
+    }
+    if !args.is_empty() {
+        sets.push(job::build(&jobfile::parse_args(args, 1)?)?);
+    }
+    for set in sets {
+        let base = all.groups.last().map_or(0, |g| g + 1);
+        all.groups.extend(set.groups.iter().map(|g| g + base));
+        all.jobs.extend(set.jobs);
+        all.warnings.extend(set.warnings);
+    }
+    if all.jobs.is_empty() {
+        return Err(Error {
+            origin: Origin::Arg { index: 0 },
+            message: "no job file and no --name: nothing to run".into(),
+        });
+    }
+    Ok(all)
+}
+
+/// A job file read as `iosched` reads every input: a regular file, at most
+/// [`MAX_JOB_FILE`] bytes.
+pub fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    if meta.len() > MAX_JOB_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} bytes: a job file may hold at most {MAX_JOB_FILE}", meta.len()),
+        ));
+    }
+    std::fs::read_to_string(path)
+}
