@@ -10,6 +10,7 @@
 
 mod bench;
 mod disk;
+mod fio;
 mod progress;
 mod real;
 mod record;
@@ -69,6 +70,10 @@ enum Cmd {
     /// `--a cfq --b cfq:defer_slice_start=1 --bench seed-2007 --runs 5`. Default machine:
     /// --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6 (2007-like).
     Compare(bench::CompareArgs),
+    /// fio job files in the simulator, fio's report (normal or JSON); one run per --sched
+    /// spec. Default machine: --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6
+    /// (2007-like).
+    Fio(fio::Args),
 }
 
 /// The `iosched` command line, with `policies` added to the built-in ones: every command
@@ -97,6 +102,7 @@ pub fn main_with(policies: &[iosched_policies::Policy]) -> ExitCode {
         Cmd::Iozone(a) => bench::iozone(a),
         Cmd::AioStress(a) => bench::aio_stress(a),
         Cmd::Compare(a) => bench::compare(a),
+        Cmd::Fio(a) => fio::main(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,6 +15,7 @@
 pub mod aio_stress;
 pub mod compare;
 pub mod error;
+pub mod fio;
 pub mod iozone;
 pub mod machine;
 pub mod oplog;

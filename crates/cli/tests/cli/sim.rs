@@ -491,3 +491,29 @@ fn tiobench_record_then_replay() {
     let o = iosched(&[&args[..], &["--record", base.s()]].concat());
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// `iosched fio`: a job on the command line gives fio's JSON document; a bad job file is
+/// refused naming its file, line and option; `ioscheduler=` picks the scheduler.
+#[test]
+fn fio_runs_job_files_and_names_bad_lines() {
+    let o = iosched(&[
+        "fio", "--output-format", "json", "--", "--name=r", "--rw=randread", "--size=16m", "--direct=1",
+        "--ioengine=libaio", "--iodepth=4", "--ioscheduler=bfq",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["scheduler"], "bfq");
+    assert_eq!(v["jobs"][0]["read"]["io_bytes"], 16 << 20);
+    let job = TempPath::new("bad.fio");
+    std::fs::write(&job.0, "[global]\nbs=4k\n[a]\nrw=randread\nsize=1m\niodepht=4\n").unwrap();
+    let o = iosched(&["fio", job.s()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains(&format!("{}:6: unknown option `iodepht`; did you mean `iodepth`?", job.s())),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::write(&job.0, "[a]\nrw=randtrim\nsize=1m\n").unwrap();
+    let o = iosched(&["fio", job.s()]);
+    assert!(stderr(&o).contains("trim is not modelled"), "{}", stderr(&o));
+}

@@ -5,6 +5,7 @@
 mod aio_stress;
 mod both_worlds;
 mod compare;
+mod fio;
 mod iozone;
 mod record;
 mod sysbench;

@@ -1,0 +1,111 @@
+//! `iosched fio`: fio job files run in the simulator (`iosched_workloads::fio`), one run per
+//! scheduler, reported as fio reports.
+
+use crate::record;
+use crate::sim::{MachineArgs, Progress, specs, specs_fit};
+use iosched_benchmarks::fio::{self, Context};
+use iosched_workloads::fio::{FioConfig, json, normal, run};
+use iosched_workloads::machine::Machine;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Job options may follow `--` as on fio's command line: \
+    iosched fio -- --name=r --rw=randread --bs=4k --size=64m --direct=1 --ioengine=libaio --iodepth=32")]
+pub struct Args {
+    /// fio job files (fio 3.x syntax: sections, [global], include, ${VAR}).
+    pub jobfiles: Vec<PathBuf>,
+    /// Schedulers, comma-separated specs (one run each). Without it, the jobs' own
+    /// `ioscheduler=` (the same in every job), else deadline.
+    #[arg(long)]
+    pub sched: Option<String>,
+    /// A setting for every scheduler (key=value; repeatable, each key once).
+    #[arg(long)]
+    pub set: Vec<String>,
+    /// normal (fio's text, in outline) or json (fio's JSON document, one per scheduler).
+    #[arg(long, default_value = "normal")]
+    pub output_format: String,
+    /// Write the report to FILE instead of standard output (a file we did not create is
+    /// replaced only if it is empty).
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Write each scheduler's queue inputs and dispatches (the trace format of `iosched
+    /// replay`) to FILE; with several schedulers, to `FILE.<n>`.
+    #[arg(long = "record", value_name = "FILE")]
+    pub record_trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub machine: MachineArgs,
+    /// fio job options after `--` (`--name=N` starts a job; options before it are global).
+    #[arg(last = true)]
+    pub job_options: Vec<String>,
+}
+
+pub fn main(a: Args) -> Result<(), String> {
+    let json_out = match a.output_format.as_str() {
+        "normal" => false,
+        "json" => true,
+        other => return Err(format!("--output-format {other}: expected normal or json")),
+    };
+    let d = iosched_workloads::compare::machine_2007(a.machine.seed);
+    let m: Machine = a.machine.machine_on(&d.disk, &format!("{}M", d.mem_bytes >> 20), &d.cpu, &d.host)?;
+    let env = |v: &str| std::env::var(v).ok();
+    let read = |p: &std::path::Path| fio::read_bounded(p);
+    let cpus = iosched_sim::CpuProfile::by_name(&m.cpu)?.cpus as u64;
+    let ctx = Context { pagesize: 4096, mb_memory: m.mem_bytes >> 20, ncpus: cpus, env: &env, read: &read };
+    let jobs = fio::load(&a.jobfiles, &a.job_options, &ctx).map_err(|e| e.to_string())?;
+    let sched = match &a.sched {
+        Some(s) => s.clone(),
+        None => {
+            let named: std::collections::BTreeSet<&str> =
+                jobs.jobs.iter().filter_map(|j| j.ioscheduler.as_deref()).collect();
+            match named.len() {
+                0 => "deadline".to_string(),
+                1 if jobs.jobs.iter().all(|j| j.ioscheduler.is_some()) => {
+                    named.into_iter().next().expect("one").to_string()
+                }
+                _ => {
+                    return Err(format!(
+                        "the jobs name different ioscheduler= ({}), or not all name one: one queue has one \
+                         scheduler; give --sched",
+                        named.into_iter().collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
+        }
+    };
+    let specs = specs(&sched, &a.set)?;
+    specs_fit(&m, &specs)?;
+    for w in &jobs.warnings {
+        eprintln!("iosched: note: {w}");
+    }
+    let cfg = FioConfig { jobs, machine: m, record_trace: record::check(a.record_trace.as_deref(), specs.len())? };
+    let mut out: Box<dyn Write> = match &a.output {
+        Some(p) => {
+            if p.exists() && std::fs::metadata(p).map(|m| m.len() > 0).unwrap_or(true) {
+                return Err(format!("--output {}: exists and is not empty; not replaced", p.display()));
+            }
+            Box::new(std::fs::File::create(p).map_err(|e| format!("--output {}: {e}", p.display()))?)
+        }
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let p = Progress::new("runs");
+    for (i, s) in specs.iter().enumerate() {
+        p.tick(i, specs.len(), &s.text);
+        let mut r = run(s, &cfg).map_err(String::from)?;
+        if let (Some(base), Some(t)) = (a.record_trace.as_deref(), r.trace.take()) {
+            record::write(base, &t, i + 1, specs.len(), json_out)?;
+        }
+        p.suspend(|| -> Result<(), String> {
+            let text = if json_out {
+                let mut v = json(&r);
+                v["machine"] = cfg.machine.json();
+                serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
+            } else {
+                normal(&r)
+            };
+            out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        })?;
+    }
+    p.finish();
+    Ok(())
+}

@@ -1,0 +1,794 @@
+//! fio job files in the simulator: the jobs of an `iosched_benchmarks::fio::JobSet` as
+//! programs for `iosched-sim`, reported with fio's figures (`backend.c` `thread_main`,
+//! `io_u.c` `get_next_offset` / `get_next_buflen`, `stat.c`).
+//!
+//! What a job does here, as in fio:
+//!
+//! - **Files**: `filename=` names them (shared by the job's clones), else
+//!   `section.jobnum.filenum`, `nrfiles` of them, each `size / nrfiles` bytes from `offset`
+//!   (+ `offset_increment` × clone). fio lays out a file that is too small, then drops it
+//!   from the cache (`invalidate=1`); here every file exists at its full size before the
+//!   jobs start and nothing of it is cached, which is the state fio's layout leaves.
+//! - **Groups**: the jobs of a group (`stonewall`, `new_group`) start together; a group
+//!   starts when the one before has finished. Clones (`numjobs`) are jobs of their own.
+//! - **Each I/O**: the file round-robin (fio's default `file_service_type`); the direction
+//!   from `rw` and, mixed, `rwmixread`; the size from `bssplit`, else a multiple of the
+//!   smallest in `bsrange`, else `bs`; the offset sequential (plus `rw=…:N`'s skip), or
+//!   random, aligned to `blockalign` (default: the block size), every block once per pass
+//!   (fio's random map) or, with `norandommap`, uniform with replacement; `rw=rand…:N`
+//!   issues N sequential I/Os per random offset.
+//! - **Engines**: `sync`, `psync`, `vsync`, `pvsync`, `pvsync2` are one blocking call per
+//!   I/O, buffered or, with `direct=1`, O_DIRECT; `libaio`, `io_uring` and `posixaio` with
+//!   `direct=1` keep `iodepth` I/Os in flight (`io_submit`, reaped one or more at a time);
+//!   without `direct` Linux performs a buffered AIO inside the submission, so they are
+//!   blocking calls too, as in fio on 2.6; `mmap` touches mapped pages.
+//! - **Limits**: `size` (or `io_size`) × `loops` bytes, or `runtime` (with `time_based`,
+//!   passes repeat until it); `ramp_time` runs before the measured time; `startdelay`,
+//!   `thinktime` (`thinktime_spin` of CPU, the rest asleep, every `thinktime_blocks`),
+//!   `rate` / `rate_iops` (linear: each I/O no earlier than its share of the budget).
+//! - **Syncs**: `fsync=N` / `fdatasync=N` after every N writes, `end_fsync`,
+//!   `fsync_on_close`.
+//! - **Priority**: `prioclass` / `prio` as the job's I/O priority.
+//!
+//! Seeds: fio with `randrepeat=1` (its default) draws the same offsets on every run, so
+//! here too the offsets do not follow `--seed` (which still moves the disk and the pids);
+//! `randrepeat=0` takes them from `--seed`, `randseed=N` from N.
+//!
+//! Refused, with the job named: trim (`rw=trim`, …), the distributions other than uniform
+//! (`zipf`, `pareto`, `normal`: not yet modelled), `cmdprio_percentage`, a percentage for
+//! `size` or `offset` (of a file that does not exist yet), `filesize` ranges.
+
+use crate::error::Error;
+use crate::machine::{Finished, Machine, RunSpec};
+use iosched_benchmarks::fio::job::{Distribution, Engine, Job, JobSet, Pattern, RateProcess};
+use iosched_benchmarks::fio::value::SizeOrPercent;
+use iosched_core::trace::Trace;
+use iosched_core::{Duration, Instant, IoPrio, Rng};
+use iosched_policies::SchedSpec;
+use iosched_sim::host::Shared;
+use iosched_sim::{FileId, Outcome, ProgCtx, Program, SysOp, TaskId};
+use serde_json::{Value, json};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+/// A set of fio jobs to run on a machine.
+#[derive(Clone, Debug)]
+pub struct FioConfig {
+    pub jobs: JobSet,
+    pub machine: Machine,
+    /// Keep the queue-input trace (`--record`).
+    pub record_trace: bool,
+}
+
+/// What one direction of a job did, as fio counts it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    /// Completion latency of each I/O, ns (sync engines: the call; async: submission to
+    /// the reap that returned it).
+    pub clat_ns: Vec<u64>,
+}
+
+/// One job's (one clone's) results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobResult {
+    pub name: String,
+    pub groupid: u32,
+    /// Measured time (after `ramp_time`), µs.
+    pub runtime_us: u64,
+    /// Read, write.
+    pub dirs: [DirStats; 2],
+    pub fsyncs: u64,
+}
+
+/// A finished run.
+#[derive(Clone, Debug)]
+pub struct FioRun {
+    pub scheduler: String,
+    pub seed: u64,
+    pub jobs: Vec<JobResult>,
+    pub warnings: Vec<String>,
+    pub trace: Option<Trace>,
+}
+
+/// The fio jobs under `spec`.
+pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
+    for j in &cfg.jobs.jobs {
+        check(j)?;
+    }
+    let results: Shared<Vec<Option<JobResult>>> = Rc::new(RefCell::new(Vec::new()));
+    let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
+    let ((), Finished { trace, .. }) = cfg.machine.run(spec, &run, |sim| {
+        let root = sim.fs.root();
+        let mut made = std::collections::BTreeMap::new();
+        let mut groups: Vec<Vec<Worker>> = Vec::new();
+        let mut thread_number = 0u64;
+        for (ji, job) in cfg.jobs.jobs.iter().enumerate() {
+            let group = cfg.jobs.groups[ji] as usize;
+            let shared_files = if job.filename.is_empty() {
+                None
+            } else {
+                Some(make_files(sim, root, &mut made, job, &job.filename, 0)?)
+            };
+            for clone in 0..job.numjobs {
+                thread_number += 1;
+                let files = match &shared_files {
+                    Some(f) => f.clone(),
+                    None => {
+                        // fio numbers clones 0, N-1, …, 1 (`add_job`'s recursion).
+                        let jobnum = if clone == 0 { 0 } else { job.numjobs - clone };
+                        let names: Vec<String> =
+                            (0..job.nrfiles).map(|f| format!("{}.{jobnum}.{f}", job.section)).collect();
+                        make_files(sim, root, &mut made, job, &names, clone)?
+                    }
+                };
+                while groups.len() <= group {
+                    groups.push(Vec::new());
+                }
+                let slot = {
+                    let mut r = results.borrow_mut();
+                    r.push(None);
+                    r.len() - 1
+                };
+                groups[group].push(Worker::new(
+                    job,
+                    group as u32,
+                    clone,
+                    files,
+                    thread_number,
+                    cfg.machine.seed,
+                    slot,
+                    results.clone(),
+                ));
+            }
+        }
+        let main = Main { groups: groups.into(), running: Vec::new(), waited: 0 };
+        let t = sim.spawn("fio", Box::new(main), IoPrio::NONE);
+        sim.watch(t);
+        Ok(())
+    })?;
+    let jobs: Vec<JobResult> =
+        results.borrow_mut().drain(..).collect::<Option<Vec<_>>>().ok_or("fio: a job did not finish")?;
+    Ok(FioRun { scheduler: spec.to_string(), seed: cfg.machine.seed, jobs, warnings: cfg.jobs.warnings.clone(), trace })
+}
+
+/// What this executor refuses, by the job.
+fn check(j: &Job) -> Result<(), Error> {
+    let bad = |m: &str| Err(Error::Invalid(format!("{}: job `{}`: {m}", j.origin, j.section)));
+    if matches!(j.rw, Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite) {
+        return bad("trim is not modelled in the simulator's host");
+    }
+    if j.random_distribution != Distribution::Random && j.rw.is_random() {
+        return bad("random_distribution other than random is not modelled yet");
+    }
+    if j.cmdprio_percentage != [0, 0] {
+        return bad("cmdprio_percentage is not modelled yet");
+    }
+    if matches!(j.size, Some(SizeOrPercent::Percent(_))) || matches!(j.offset, SizeOrPercent::Percent(_)) {
+        return bad("a percentage of a file's size needs the file to exist; give bytes");
+    }
+    if matches!(j.offset_increment, SizeOrPercent::Percent(_)) || matches!(j.io_size, Some(SizeOrPercent::Percent(_))) {
+        return bad("percentages for offset_increment and io_size are not modelled; give bytes");
+    }
+    if j.filesize.is_some_and(|(a, b)| a != b) {
+        return bad("a filesize range is not modelled; give one size");
+    }
+    if j.size.is_none() && j.filesize.is_none() {
+        return bad("no size: fio needs size= or filesize= for a file it creates");
+    }
+    if j.rate_process == RateProcess::Poisson && (j.rate != [0; 3] || j.rate_iops != [0; 3]) {
+        return bad("rate_process=poisson is not modelled yet");
+    }
+    Ok(())
+}
+
+/// One file of a job: where its I/O region is.
+#[derive(Clone, Debug)]
+struct JobFile {
+    id: FileId,
+    start: u64,
+    len: u64,
+}
+
+fn make_files(
+    sim: &mut iosched_sim::Sim,
+    root: iosched_sim::DirId,
+    made: &mut std::collections::BTreeMap<String, FileId>,
+    job: &Job,
+    names: &[String],
+    clone: u32,
+) -> Result<Vec<JobFile>, String> {
+    let n = names.len() as u64;
+    let per_file = match (job.filesize, job.size) {
+        (Some((s, _)), _) => s,
+        (None, Some(SizeOrPercent::Bytes(s))) => s / n,
+        _ => unreachable!("checked"),
+    };
+    let off = |v: SizeOrPercent| match v {
+        SizeOrPercent::Bytes(b) => b,
+        SizeOrPercent::Percent(_) => unreachable!("checked"),
+    };
+    let start = off(job.offset) + clone as u64 * off(job.offset_increment);
+    if per_file < job.min_bs() {
+        return Err(format!("{}: job `{}`: {per_file} bytes per file is less than one block", job.origin, job.section));
+    }
+    let mut out = Vec::new();
+    for name in names {
+        // A name already made (a shared filename, another job's file) is the same file.
+        let id = *made.entry(name.clone()).or_insert_with(|| sim.fs.create_with_size(root, name, start + per_file));
+        out.push(JobFile { id, start, len: per_file });
+    }
+    Ok(out)
+}
+
+/// The groups in order: spawn a group's jobs, wait for all, then the next group.
+struct Main {
+    groups: VecDeque<Vec<Worker>>,
+    running: Vec<TaskId>,
+    waited: usize,
+}
+
+impl Program for Main {
+    fn next(&mut self, _ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        if let Some(c) = done.and_then(|d| d.child) {
+            self.running.push(c);
+        }
+        if let Some(g) = self.groups.front_mut()
+            && let Some(w) = g.pop()
+        {
+            let prio = w.prio;
+            let name = w.name.clone();
+            return SysOp::Spawn { program: Box::new(w), name, prio };
+        }
+        if self.waited < self.running.len() {
+            self.waited += 1;
+            return SysOp::WaitExit(self.running[self.waited - 1]);
+        }
+        self.groups.pop_front();
+        if self.groups.is_empty() {
+            return SysOp::Exit;
+        }
+        self.running.clear();
+        self.waited = 0;
+        self.next(_ctx, None)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    Start,
+    Open(usize),
+    Run,
+    Drain,
+    EndFsync(usize),
+    Close(usize),
+    Done,
+}
+
+/// The data call awaiting its outcome.
+#[derive(Debug, Clone, Copy)]
+enum Pending {
+    None,
+    Data { write: bool, bytes: u64, at: Instant },
+    Fsync,
+    Reap,
+    Other,
+}
+
+/// One fio job (one clone) as a program.
+struct Worker {
+    name: String,
+    groupid: u32,
+    prio: IoPrio,
+    job: Job,
+    files: Vec<JobFile>,
+    slot: usize,
+    results: Shared<Vec<Option<JobResult>>>,
+    rng: Rng,
+    step: Step,
+    pending: Pending,
+    // Progress.
+    t0: Instant,
+    measured_from: Instant,
+    issued_bytes: u64,
+    target_bytes: u64,
+    ios: u64,
+    writes_since_sync: u64,
+    wrote: bool,
+    next_file: usize,
+    /// Per file: the sequential cursor (relative), the random map of the current pass,
+    /// the I/Os left at the current random offset and where it continues.
+    cursors: Vec<Cursor>,
+    inflight: VecDeque<(bool, u64, Instant)>,
+    stats: [DirStats; 2],
+    fsyncs: u64,
+    think_due: u32,
+    think_sleep: Option<Duration>,
+    /// The I/O chosen but held back by the rate limit.
+    held: Option<(bool, usize, u64, u64)>,
+}
+
+#[derive(Clone, Debug)]
+struct Cursor {
+    seq: i64,
+    map: Vec<u64>,
+    map_pos: usize,
+    run_left: u64,
+    run_at: u64,
+}
+
+impl Worker {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        job: &Job,
+        groupid: u32,
+        clone: u32,
+        files: Vec<JobFile>,
+        thread_number: u64,
+        machine_seed: u64,
+        slot: usize,
+        results: Shared<Vec<Option<JobResult>>>,
+    ) -> Worker {
+        // fio's seeds: fixed (randrepeat=1, its default), the run's (randrepeat=0) or
+        // randseed; one stream per job thread (`setup_random_seeds`).
+        let base = match (job.randseed, job.randrepeat) {
+            (Some(s), _) => s,
+            (None, true) => 0x89,
+            (None, false) => machine_seed,
+        };
+        let size_total: u64 = files.iter().map(|f| f.len).sum();
+        let per_pass = match job.io_size {
+            Some(SizeOrPercent::Bytes(b)) => b,
+            _ => size_total,
+        };
+        let prio = match job.prioclass {
+            1 => IoPrio::rt(job.prio),
+            2 => IoPrio::be(job.prio),
+            3 => IoPrio::idle(),
+            _ => IoPrio::NONE,
+        };
+        let name = if clone == 0 { job.name.clone() } else { format!("{}.{clone}", job.name) };
+        Worker {
+            name,
+            groupid,
+            prio,
+            job: job.clone(),
+            cursors: vec![Cursor { seq: 0, map: Vec::new(), map_pos: 0, run_left: 0, run_at: 0 }; files.len()],
+            files,
+            slot,
+            results,
+            rng: Rng::derive(base, thread_number),
+            step: Step::Start,
+            pending: Pending::None,
+            t0: Instant::ZERO,
+            measured_from: Instant::ZERO,
+            issued_bytes: 0,
+            target_bytes: per_pass.saturating_mul(job.loops as u64),
+            ios: 0,
+            writes_since_sync: 0,
+            wrote: false,
+            next_file: 0,
+            inflight: VecDeque::new(),
+            stats: Default::default(),
+            fsyncs: 0,
+            think_due: 0,
+            think_sleep: None,
+            held: None,
+        }
+    }
+
+    fn is_async(&self) -> bool {
+        self.job.ioengine.is_async() && self.job.direct
+    }
+
+    fn timed(&self) -> bool {
+        self.job.runtime_us > 0
+    }
+
+    fn out_of_time(&self, now: Instant) -> bool {
+        self.timed() && now.saturating_duration_since(self.measured_from) >= Duration::from_micros(self.job.runtime_us)
+    }
+
+    fn more_to_issue(&self, now: Instant) -> bool {
+        if self.out_of_time(now) {
+            return false;
+        }
+        self.job.time_based || self.issued_bytes < self.target_bytes
+    }
+
+    fn account(&mut self, write: bool, bytes: u64, lat: Duration, now: Instant) {
+        if now < self.measured_from {
+            return; // ramp_time: not measured
+        }
+        let d = &mut self.stats[write as usize];
+        d.io_bytes += bytes;
+        d.total_ios += 1;
+        d.clat_ns.push(lat.as_nanos() as u64);
+    }
+
+    /// The direction, size and place of the next I/O.
+    fn next_io(&mut self) -> (bool, usize, u64, u64) {
+        let write = match self.job.rw {
+            Pattern::Read | Pattern::RandRead => false,
+            Pattern::Write | Pattern::RandWrite => true,
+            _ => self.rng.below(100) >= self.job.rwmixread as u64,
+        };
+        let d = write as usize;
+        let len = self.block_size(d);
+        let fi = self.next_file;
+        self.next_file = (self.next_file + 1) % self.files.len();
+        let f = self.files[fi].clone();
+        let align = self.job.blockalign.map_or(len, |a| a[d]).max(1);
+        let blocks = (f.len / align).max(1);
+        let random = self.job.rw.is_random();
+        let norandommap = self.job.norandommap;
+        let postfix = self.job.rw_postfix;
+        let c = &mut self.cursors[fi];
+        let rel = if random {
+            if c.run_left > 0 {
+                c.run_left -= 1;
+                c.run_at += len;
+                c.run_at
+            } else {
+                let b = if norandommap {
+                    self.rng.below(blocks)
+                } else {
+                    if c.map_pos >= c.map.len() {
+                        // A new pass: every aligned block once, in a seeded order.
+                        c.map = (0..blocks).collect();
+                        for i in (1..c.map.len()).rev() {
+                            let j = self.rng.below(i as u64 + 1) as usize;
+                            c.map.swap(i, j);
+                        }
+                        c.map_pos = 0;
+                    }
+                    c.map_pos += 1;
+                    c.map[c.map_pos - 1]
+                };
+                c.run_left = postfix.map_or(0, |n| n.max(1) as u64 - 1);
+                c.run_at = b * align;
+                c.run_at
+            }
+        } else {
+            let at = c.seq.rem_euclid(f.len.max(1) as i64) as u64;
+            c.seq += len as i64 + postfix.unwrap_or(0);
+            at
+        };
+        // Keep the I/O inside the region (fio wraps to the start).
+        let rel = if rel + len > f.len { 0 } else { rel };
+        (write, fi, f.start + rel, len)
+    }
+
+    fn block_size(&mut self, d: usize) -> u64 {
+        if let Some(split) = &self.job.bssplit {
+            let r = self.rng.below(100) as u32;
+            let mut acc = 0u32;
+            for &(bs, p) in &split[d] {
+                acc += p as u32;
+                if r < acc {
+                    return bs;
+                }
+            }
+            return split[d].last().map_or(self.job.bs[d], |e| e.0);
+        }
+        if let Some(range) = &self.job.bsrange {
+            let (lo, hi) = range[d];
+            let steps = (hi - lo) / lo + 1;
+            return (lo + self.rng.below(steps) * lo).min(hi);
+        }
+        self.job.bs[d]
+    }
+
+    fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64) -> SysOp {
+        if self.job.ioengine == Engine::Mmap {
+            return if write { SysOp::MmapWrite { file, offset, len } } else { SysOp::MmapRead { file, offset, len } };
+        }
+        match (self.is_async(), self.job.direct, write) {
+            (true, _, write) => SysOp::AioSubmit { file, offset, len, write },
+            (false, true, false) => SysOp::DirectRead { file, offset, len },
+            (false, true, true) => SysOp::DirectWrite { file, offset, len },
+            (false, false, false) => SysOp::Read { file, offset, len },
+            (false, false, true) => SysOp::Write { file, offset, len },
+        }
+    }
+
+    /// When the rate limit lets the next I/O go (linear: its share of the budget).
+    fn rate_wait(&self, now: Instant, write: bool) -> Option<Duration> {
+        let d = write as usize;
+        let elapsed = now.saturating_duration_since(self.t0);
+        let allowed = if self.job.rate[d] > 0 {
+            let done = self.stats[d].io_bytes + self.inflight.iter().filter(|i| i.0 == write).map(|i| i.1).sum::<u64>();
+            Duration::from_secs_f64(done as f64 / self.job.rate[d] as f64)
+        } else if self.job.rate_iops[d] > 0 {
+            Duration::from_secs_f64(self.stats[d].total_ios as f64 / self.job.rate_iops[d] as f64)
+        } else {
+            return None;
+        };
+        (allowed > elapsed).then(|| allowed - elapsed)
+    }
+
+    fn finish(&mut self, now: Instant) {
+        let runtime = now.saturating_duration_since(self.measured_from);
+        self.results.borrow_mut()[self.slot] = Some(JobResult {
+            name: self.name.clone(),
+            groupid: self.groupid,
+            runtime_us: runtime.as_micros() as u64,
+            dirs: std::mem::take(&mut self.stats),
+            fsyncs: self.fsyncs,
+        });
+    }
+}
+
+impl Program for Worker {
+    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        let now = ctx.now;
+        match std::mem::replace(&mut self.pending, Pending::None) {
+            Pending::Data { write, bytes, at } => {
+                let moved = done.map_or(bytes, |d| d.bytes);
+                self.account(write, moved, now - at, now);
+            }
+            Pending::Reap => {
+                let n = done.map_or(0, |d| d.bytes as usize);
+                for _ in 0..n.min(self.inflight.len()) {
+                    let (write, bytes, at) = self.inflight.pop_front().expect("in flight");
+                    self.account(write, bytes, now - at, now);
+                }
+            }
+            Pending::Fsync => self.fsyncs += 1,
+            Pending::None | Pending::Other => {}
+        }
+        loop {
+            match self.step {
+                Step::Start => {
+                    self.step = Step::Open(0);
+                    if self.job.startdelay_us > 0 {
+                        self.pending = Pending::Other;
+                        return SysOp::Sleep(Duration::from_micros(self.job.startdelay_us));
+                    }
+                }
+                Step::Open(i) => {
+                    if i < self.files.len() {
+                        self.step = Step::Open(i + 1);
+                        self.pending = Pending::Other;
+                        return SysOp::Open { file: self.files[i].id };
+                    }
+                    self.t0 = now;
+                    self.measured_from = now + Duration::from_micros(self.job.ramp_time_us);
+                    self.step = Step::Run;
+                }
+                Step::Run => {
+                    if let Some(d) = self.think_sleep.take() {
+                        self.pending = Pending::Other;
+                        return SysOp::Sleep(d);
+                    }
+                    if self.job.thinktime_us > 0 && self.think_due >= self.job.thinktime_blocks {
+                        self.think_due = 0;
+                        let spin = Duration::from_micros(self.job.thinktime_spin_us);
+                        let rest = Duration::from_micros(self.job.thinktime_us - self.job.thinktime_spin_us);
+                        self.pending = Pending::Other;
+                        if spin > Duration::ZERO {
+                            self.think_sleep = (rest > Duration::ZERO).then_some(rest);
+                            return SysOp::Think(spin);
+                        }
+                        return SysOp::Sleep(rest);
+                    }
+                    let sync_every = if self.job.fsync > 0 { self.job.fsync } else { self.job.fdatasync };
+                    if sync_every > 0 && self.writes_since_sync >= sync_every as u64 && self.inflight.is_empty() {
+                        self.writes_since_sync = 0;
+                        self.pending = Pending::Fsync;
+                        let f = self.files[(self.next_file + self.files.len() - 1) % self.files.len()].id;
+                        return SysOp::Fsync { file: f };
+                    }
+                    let can_issue = self.more_to_issue(now)
+                        && (!self.is_async() || self.inflight.len() < self.job.iodepth as usize);
+                    if can_issue {
+                        let (write, fi, offset, len) = match self.held.take() {
+                            Some(io) => io,
+                            None => self.next_io(),
+                        };
+                        if let Some(w) = self.rate_wait(now, write) {
+                            // Not yet: the same I/O goes when the rate allows it.
+                            self.held = Some((write, fi, offset, len));
+                            self.pending = Pending::Other;
+                            return SysOp::Sleep(w);
+                        }
+                        self.issued_bytes += len;
+                        self.ios += 1;
+                        self.think_due += 1;
+                        if write {
+                            self.writes_since_sync += 1;
+                            self.wrote = true;
+                        }
+                        let op = self.data_op(write, self.files[fi].id, offset, len);
+                        if self.is_async() {
+                            self.inflight.push_back((write, len, now));
+                            self.pending = Pending::Other;
+                        } else {
+                            self.pending = Pending::Data { write, bytes: len, at: now };
+                        }
+                        return op;
+                    }
+                    if !self.inflight.is_empty() {
+                        self.pending = Pending::Reap;
+                        return SysOp::AioWait { min: 1 };
+                    }
+                    self.step = Step::Drain;
+                }
+                Step::Drain => {
+                    self.finish(now);
+                    self.step = Step::EndFsync(0);
+                }
+                Step::EndFsync(i) => {
+                    if self.wrote && (self.job.end_fsync || self.job.fsync_on_close) && i < self.files.len() {
+                        self.step = Step::EndFsync(i + 1);
+                        self.pending = Pending::Other;
+                        return SysOp::Fsync { file: self.files[i].id };
+                    }
+                    self.step = Step::Close(0);
+                }
+                Step::Close(i) => {
+                    if i < self.files.len() {
+                        self.step = Step::Close(i + 1);
+                        self.pending = Pending::Other;
+                        return SysOp::Close { file: self.files[i].id };
+                    }
+                    self.step = Step::Done;
+                }
+                Step::Done => return SysOp::Exit,
+            }
+        }
+    }
+}
+
+/// fio's default completion-latency percentiles (`percentile_list`).
+pub const PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// Summary statistics of latencies in ns: (min, max, mean, sample stddev).
+fn summary(v: &[u64]) -> (u64, u64, f64, f64) {
+    if v.is_empty() {
+        return (0, 0, 0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let var = if v.len() > 1 { v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    (*v.iter().min().expect("non-empty"), *v.iter().max().expect("non-empty"), mean, var.sqrt())
+}
+
+/// The value at percentile `p` of sorted latencies (fio reports the upper bound of the
+/// bucket holding it; this is the sample itself).
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let k = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[k.clamp(1, sorted.len()) - 1]
+}
+
+fn dir_json(d: &DirStats, runtime_ms: u64) -> Value {
+    let (min, max, mean, sd) = summary(&d.clat_ns);
+    let mut sorted = d.clat_ns.clone();
+    sorted.sort_unstable();
+    let mut pct = serde_json::Map::new();
+    if !sorted.is_empty() {
+        for p in PERCENTILES {
+            pct.insert(format!("{p:.6}"), json!(percentile(&sorted, p)));
+        }
+    }
+    let bw_bytes = (d.io_bytes * 1000).checked_div(runtime_ms).unwrap_or(0);
+    let iops = if runtime_ms > 0 { d.total_ios as f64 * 1000.0 / runtime_ms as f64 } else { 0.0 };
+    let lat = json!({ "min": min, "max": max, "mean": mean, "stddev": sd, "N": d.total_ios });
+    let mut clat = lat.clone();
+    if !pct.is_empty() {
+        clat["percentile"] = Value::Object(pct);
+    }
+    json!({
+        "io_bytes": d.io_bytes,
+        "io_kbytes": d.io_bytes >> 10,
+        "bw_bytes": bw_bytes,
+        "bw": bw_bytes / 1024,
+        "iops": iops,
+        "runtime": if d.total_ios > 0 { runtime_ms } else { 0 },
+        "total_ios": d.total_ios,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "clat_ns": clat,
+        "lat_ns": lat,
+    })
+}
+
+/// fio's `--output-format=json` document for a run, with the fields this model computes
+/// (`docs/fio.md` lists those it leaves out). Deterministic: times are the simulation's.
+pub fn json(r: &FioRun) -> Value {
+    let jobs: Vec<Value> = r
+        .jobs
+        .iter()
+        .map(|j| {
+            let ms = j.runtime_us / 1000;
+            json!({
+                "jobname": j.name,
+                "groupid": j.groupid,
+                "error": 0,
+                "read": dir_json(&j.dirs[0], ms),
+                "write": dir_json(&j.dirs[1], ms),
+                "sync": { "total_ios": j.fsyncs },
+                "job_runtime": ms,
+            })
+        })
+        .collect();
+    json!({
+        "fio version": concat!("iosched-", env!("CARGO_PKG_VERSION"), " (simulated)"),
+        "scheduler": r.scheduler,
+        "seed": r.seed,
+        "jobs": jobs,
+    })
+}
+
+/// fio's normal output, in outline: per job its IOPS, bandwidth, completion latency and
+/// percentiles per direction, then each group's totals.
+pub fn normal(r: &FioRun) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "iosched fio (simulated), scheduler {}, seed {}", r.scheduler, r.seed);
+    for w in &r.warnings {
+        let _ = writeln!(s, "note: {w}");
+    }
+    for j in &r.jobs {
+        let _ = writeln!(s, "{}: (groupid={}): err= 0", j.name, j.groupid);
+        let ms = j.runtime_us / 1000;
+        for (d, name) in j.dirs.iter().zip(["read", "write"]) {
+            if d.total_ios == 0 {
+                continue;
+            }
+            let secs = ms as f64 / 1000.0;
+            let iops = if secs > 0.0 { d.total_ios as f64 / secs } else { 0.0 };
+            let bw = if secs > 0.0 { d.io_bytes as f64 / secs } else { 0.0 };
+            let _ = writeln!(
+                s,
+                "  {name}: IOPS={iops:.0}, BW={:.0}KiB/s ({:.1}MB/s)({:.1}MiB/{ms}msec)",
+                bw / 1024.0,
+                bw / 1e6,
+                d.io_bytes as f64 / (1 << 20) as f64
+            );
+            let (min, max, mean, sd) = summary(&d.clat_ns);
+            let _ = writeln!(
+                s,
+                "    clat (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
+                min as f64 / 1e3,
+                max as f64 / 1e3,
+                mean / 1e3,
+                sd / 1e3
+            );
+            let mut sorted = d.clat_ns.clone();
+            sorted.sort_unstable();
+            let line: Vec<String> = [50.0, 90.0, 99.0, 99.9]
+                .iter()
+                .map(|&p| format!("{p:.2}th=[{}]", percentile(&sorted, p) / 1000))
+                .collect();
+            let _ = writeln!(s, "    clat percentiles (usec): {}", line.join(", "));
+        }
+    }
+    let groups: std::collections::BTreeSet<u32> = r.jobs.iter().map(|j| j.groupid).collect();
+    for g in groups {
+        let _ = writeln!(s, "\nRun status group {g} (all jobs):");
+        for (d, name) in ["READ", "WRITE"].iter().enumerate() {
+            let js: Vec<&JobResult> = r.jobs.iter().filter(|j| j.groupid == g && j.dirs[d].total_ios > 0).collect();
+            if js.is_empty() {
+                continue;
+            }
+            let bytes: u64 = js.iter().map(|j| j.dirs[d].io_bytes).sum();
+            let run_ms = js.iter().map(|j| j.runtime_us / 1000).max().unwrap_or(0);
+            let bw = if run_ms > 0 { bytes as f64 * 1000.0 / run_ms as f64 } else { 0.0 };
+            let _ = writeln!(
+                s,
+                "  {name:>5}: bw={:.0}KiB/s ({:.1}MB/s), io={:.1}MiB, run={run_ms}msec",
+                bw / 1024.0,
+                bw / 1e6,
+                bytes as f64 / (1 << 20) as f64
+            );
+        }
+    }
+    s
+}
