@@ -11,12 +11,9 @@
 //!   jobs start and nothing of it is cached, which is the state fio's layout leaves.
 //! - **Groups**: the jobs of a group (`stonewall`, `new_group`) start together; a group
 //!   starts when the one before has finished. Clones (`numjobs`) are jobs of their own.
-//! - **Each I/O**: the file round-robin (fio's default `file_service_type`); the direction
-//!   from `rw` and, mixed, `rwmixread`; the size from `bssplit`, else a multiple of the
-//!   smallest in `bsrange`, else `bs`; the offset sequential (plus `rw=…:N`'s skip), or
-//!   random, aligned to `blockalign` (default: the block size), every block once per pass
-//!   (fio's random map) or, with `norandommap`, uniform with replacement; `rw=rand…:N`
-//!   issues N sequential I/Os per random offset.
+//! - **Each I/O**: its file, direction, size and offset come from the job's
+//!   `iosched_benchmarks::fio::stream::JobStream` (fio's rules, shared with any other
+//!   executor); this executor decides when each one goes.
 //! - **Engines**: `sync`, `psync`, `vsync`, `pvsync`, `pvsync2` are one blocking call per
 //!   I/O, buffered or, with `direct=1`, O_DIRECT; `libaio`, `io_uring` and `posixaio` with
 //!   `direct=1` keep `iodepth` I/Os in flight (`io_submit`, reaped one or more at a time);
@@ -30,10 +27,6 @@
 //!   `fsync_on_close`.
 //! - **Priority**: `prioclass` / `prio` as the job's I/O priority.
 //!
-//! Seeds: fio with `randrepeat=1` (its default) draws the same offsets on every run, so
-//! here too the offsets do not follow `--seed` (which still moves the disk and the pids);
-//! `randrepeat=0` takes them from `--seed`, `randseed=N` from N.
-//!
 //! Refused, with the job named: trim (`rw=trim`, …), the distributions other than uniform
 //! (`zipf`, `pareto`, `normal`: not yet modelled), `cmdprio_percentage`, a percentage for
 //! `size` or `offset` (of a file that does not exist yet), `filesize` ranges.
@@ -41,9 +34,10 @@
 use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
 use iosched_benchmarks::fio::job::{Distribution, Engine, Job, JobSet, Pattern, RateProcess};
+use iosched_benchmarks::fio::stream::{JobStream, Region};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::trace::Trace;
-use iosched_core::{Duration, Instant, IoPrio, Rng};
+use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::Shared;
 use iosched_sim::{FileId, Outcome, ProgCtx, Program, SysOp, TaskId};
@@ -286,7 +280,7 @@ struct Worker {
     files: Vec<JobFile>,
     slot: usize,
     results: Shared<Vec<Option<JobResult>>>,
-    rng: Rng,
+    stream: JobStream,
     step: Step,
     pending: Pending,
     // Progress.
@@ -297,10 +291,8 @@ struct Worker {
     ios: u64,
     writes_since_sync: u64,
     wrote: bool,
-    next_file: usize,
-    /// Per file: the sequential cursor (relative), the random map of the current pass,
-    /// the I/Os left at the current random offset and where it continues.
-    cursors: Vec<Cursor>,
+    /// The file of the last I/O (a periodic fsync syncs it).
+    last_file: usize,
     inflight: VecDeque<(bool, u64, Instant)>,
     stats: [DirStats; 2],
     fsyncs: u64,
@@ -308,15 +300,6 @@ struct Worker {
     think_sleep: Option<Duration>,
     /// The I/O chosen but held back by the rate limit.
     held: Option<(bool, usize, u64, u64)>,
-}
-
-#[derive(Clone, Debug)]
-struct Cursor {
-    seq: i64,
-    map: Vec<u64>,
-    map_pos: usize,
-    run_left: u64,
-    run_at: u64,
 }
 
 impl Worker {
@@ -331,13 +314,7 @@ impl Worker {
         slot: usize,
         results: Shared<Vec<Option<JobResult>>>,
     ) -> Worker {
-        // fio's seeds: fixed (randrepeat=1, its default), the run's (randrepeat=0) or
-        // randseed; one stream per job thread (`setup_random_seeds`).
-        let base = match (job.randseed, job.randrepeat) {
-            (Some(s), _) => s,
-            (None, true) => 0x89,
-            (None, false) => machine_seed,
-        };
+        let regions: Vec<Region> = files.iter().map(|f| Region { start: f.start, len: f.len }).collect();
         let size_total: u64 = files.iter().map(|f| f.len).sum();
         let per_pass = match job.io_size {
             Some(SizeOrPercent::Bytes(b)) => b,
@@ -355,11 +332,10 @@ impl Worker {
             groupid,
             prio,
             job: job.clone(),
-            cursors: vec![Cursor { seq: 0, map: Vec::new(), map_pos: 0, run_left: 0, run_at: 0 }; files.len()],
+            stream: JobStream::new(job, regions, thread_number, machine_seed),
             files,
             slot,
             results,
-            rng: Rng::derive(base, thread_number),
             step: Step::Start,
             pending: Pending::None,
             t0: Instant::ZERO,
@@ -369,7 +345,7 @@ impl Worker {
             ios: 0,
             writes_since_sync: 0,
             wrote: false,
-            next_file: 0,
+            last_file: 0,
             inflight: VecDeque::new(),
             stats: Default::default(),
             fsyncs: 0,
@@ -406,79 +382,6 @@ impl Worker {
         d.io_bytes += bytes;
         d.total_ios += 1;
         d.clat_ns.push(lat.as_nanos() as u64);
-    }
-
-    /// The direction, size and place of the next I/O.
-    fn next_io(&mut self) -> (bool, usize, u64, u64) {
-        let write = match self.job.rw {
-            Pattern::Read | Pattern::RandRead => false,
-            Pattern::Write | Pattern::RandWrite => true,
-            _ => self.rng.below(100) >= self.job.rwmixread as u64,
-        };
-        let d = write as usize;
-        let len = self.block_size(d);
-        let fi = self.next_file;
-        self.next_file = (self.next_file + 1) % self.files.len();
-        let f = self.files[fi].clone();
-        let align = self.job.blockalign.map_or(len, |a| a[d]).max(1);
-        let blocks = (f.len / align).max(1);
-        let random = self.job.rw.is_random();
-        let norandommap = self.job.norandommap;
-        let postfix = self.job.rw_postfix;
-        let c = &mut self.cursors[fi];
-        let rel = if random {
-            if c.run_left > 0 {
-                c.run_left -= 1;
-                c.run_at += len;
-                c.run_at
-            } else {
-                let b = if norandommap {
-                    self.rng.below(blocks)
-                } else {
-                    if c.map_pos >= c.map.len() {
-                        // A new pass: every aligned block once, in a seeded order.
-                        c.map = (0..blocks).collect();
-                        for i in (1..c.map.len()).rev() {
-                            let j = self.rng.below(i as u64 + 1) as usize;
-                            c.map.swap(i, j);
-                        }
-                        c.map_pos = 0;
-                    }
-                    c.map_pos += 1;
-                    c.map[c.map_pos - 1]
-                };
-                c.run_left = postfix.map_or(0, |n| n.max(1) as u64 - 1);
-                c.run_at = b * align;
-                c.run_at
-            }
-        } else {
-            let at = c.seq.rem_euclid(f.len.max(1) as i64) as u64;
-            c.seq += len as i64 + postfix.unwrap_or(0);
-            at
-        };
-        // Keep the I/O inside the region (fio wraps to the start).
-        let rel = if rel + len > f.len { 0 } else { rel };
-        (write, fi, f.start + rel, len)
-    }
-
-    fn block_size(&mut self, d: usize) -> u64 {
-        if let Some(split) = &self.job.bssplit {
-            let r = self.rng.below(100) as u32;
-            let mut acc = 0u32;
-            for &(bs, p) in &split[d] {
-                acc += p as u32;
-                if r < acc {
-                    return bs;
-                }
-            }
-            return split[d].last().map_or(self.job.bs[d], |e| e.0);
-        }
-        if let Some(range) = &self.job.bsrange {
-            let (lo, hi) = range[d];
-            let steps = (hi - lo) / lo + 1;
-            return (lo + self.rng.below(steps) * lo).min(hi);
-        }
-        self.job.bs[d]
     }
 
     fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64) -> SysOp {
@@ -578,16 +481,19 @@ impl Program for Worker {
                     if sync_every > 0 && self.writes_since_sync >= sync_every as u64 && self.inflight.is_empty() {
                         self.writes_since_sync = 0;
                         self.pending = Pending::Fsync;
-                        let f = self.files[(self.next_file + self.files.len() - 1) % self.files.len()].id;
-                        return SysOp::Fsync { file: f };
+                        return SysOp::Fsync { file: self.files[self.last_file].id };
                     }
                     let can_issue = self.more_to_issue(now)
                         && (!self.is_async() || self.inflight.len() < self.job.iodepth as usize);
                     if can_issue {
                         let (write, fi, offset, len) = match self.held.take() {
                             Some(io) => io,
-                            None => self.next_io(),
+                            None => {
+                                let io = self.stream.next_io();
+                                (io.write, io.file, io.offset, io.len)
+                            }
                         };
+                        self.last_file = fi;
                         if let Some(w) = self.rate_wait(now, write) {
                             // Not yet: the same I/O goes when the rate allows it.
                             self.held = Some((write, fi, offset, len));

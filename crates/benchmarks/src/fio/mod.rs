@@ -7,7 +7,9 @@
 //! - [`value`]: the value syntax — sizes with fio's suffixes and `kb_base`, percentages,
 //!   times in each option's unit, per-direction lists;
 //! - [`job`]: the options typed into [`job::Job`]s with fio's defaults and fix-ups, what is
-//!   accepted but only changes fio's output, and what is refused.
+//!   accepted but only changes fio's output, and what is refused;
+//! - [`stream`]: each job thread's I/Os (file, direction, size, offset), sans-IO, for the
+//!   executors of either world.
 //!
 //! Where fio silently reads a value as something other than it looks (`bs = 4k` as 4 bytes,
 //! `1.5k` as 1, `10sec` as 10 µs), this reader refuses it with the file, line and option,
@@ -16,6 +18,7 @@
 pub mod fio_options;
 pub mod job;
 pub mod jobfile;
+pub mod stream;
 pub mod value;
 
 pub use job::{Job, JobSet};

@@ -497,8 +497,17 @@ fn tiobench_record_then_replay() {
 #[test]
 fn fio_runs_job_files_and_names_bad_lines() {
     let o = iosched(&[
-        "fio", "--output-format", "json", "--", "--name=r", "--rw=randread", "--size=16m", "--direct=1",
-        "--ioengine=libaio", "--iodepth=4", "--ioscheduler=bfq",
+        "fio",
+        "--output-format",
+        "json",
+        "--",
+        "--name=r",
+        "--rw=randread",
+        "--size=16m",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--ioscheduler=bfq",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

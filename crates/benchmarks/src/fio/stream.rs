@@ -1,0 +1,222 @@
+//! A job's I/O stream, sans-IO: which file, direction, size and offset each I/O of a
+//! [`Job`] has, by fio's rules (`io_u.c` `get_next_offset`, `get_next_buflen`,
+//! `get_rw_ddir`; `file_service_type=roundrobin`, fio's default). Both worlds' executors
+//! take their I/Os from it; they decide only when each one goes.
+//!
+//! - **Direction**: from `rw`; mixed patterns draw each I/O's with `rwmixread`.
+//! - **Size**: `bssplit` (a weighted draw), else `bsrange` (a multiple of its low end up to
+//!   its high end), else `bs`, per direction.
+//! - **File**: round robin over the job's files.
+//! - **Offset**: sequential patterns walk each file's region from its start, adding
+//!   `rw=…:N`'s skip (negative: backwards) and wrapping at its end; random ones pick an
+//!   aligned block (`blockalign`, default the I/O's size) — every block once per pass, in a
+//!   seeded order (fio's random map), or with `norandommap` uniformly with replacement —
+//!   and `rw=rand…:N` continues N I/Os sequentially from each.
+//! - **Seeds**: fio's `randrepeat=1` (its default) draws the same stream on every run, so
+//!   the stream's seed is then fixed; `randrepeat=0` takes the run's seed, `randseed=N` N;
+//!   each job thread (clone) has its own stream.
+
+use super::job::{Job, Pattern};
+use iosched_core::Rng;
+
+/// Where a job does I/O in one of its files: `len` bytes from `start`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub start: u64,
+    pub len: u64,
+}
+
+/// One I/O: its direction, the index of its file among the job's, and its place.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Io {
+    pub write: bool,
+    pub file: usize,
+    pub offset: u64,
+    pub len: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Cursor {
+    seq: i64,
+    map: Vec<u64>,
+    map_pos: usize,
+    run_left: u64,
+    run_at: u64,
+}
+
+/// The I/O stream of one job thread.
+#[derive(Clone, Debug)]
+pub struct JobStream {
+    job: Job,
+    regions: Vec<Region>,
+    cursors: Vec<Cursor>,
+    next_file: usize,
+    rng: Rng,
+}
+
+/// The seed of a job's streams: fixed with `randrepeat=1` (fio's default), the run's with
+/// `randrepeat=0`, or `randseed`.
+pub fn seed(job: &Job, run_seed: u64) -> u64 {
+    match (job.randseed, job.randrepeat) {
+        (Some(s), _) => s,
+        (None, true) => 0x89,
+        (None, false) => run_seed,
+    }
+}
+
+impl JobStream {
+    /// Job thread `thread_number` (1-based over all jobs and clones, as fio numbers them)
+    /// of `job`, over `regions`, in a run seeded `run_seed`.
+    pub fn new(job: &Job, regions: Vec<Region>, thread_number: u64, run_seed: u64) -> JobStream {
+        assert!(!regions.is_empty(), "a job has at least one file");
+        let cursor = Cursor { seq: 0, map: Vec::new(), map_pos: 0, run_left: 0, run_at: 0 };
+        JobStream {
+            job: job.clone(),
+            cursors: vec![cursor; regions.len()],
+            regions,
+            next_file: 0,
+            rng: Rng::derive(seed(job, run_seed), thread_number),
+        }
+    }
+
+    /// The job's regions.
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+
+    /// The next I/O.
+    pub fn next_io(&mut self) -> Io {
+        let write = match self.job.rw {
+            Pattern::Read | Pattern::RandRead | Pattern::Trim | Pattern::RandTrim => false,
+            Pattern::Write | Pattern::RandWrite => true,
+            _ => self.rng.below(100) >= self.job.rwmixread as u64,
+        };
+        let d = write as usize;
+        let len = self.block_size(d);
+        let fi = self.next_file;
+        self.next_file = (self.next_file + 1) % self.regions.len();
+        let f = self.regions[fi];
+        let align = self.job.blockalign.map_or(len, |a| a[d]).max(1);
+        let blocks = (f.len / align).max(1);
+        let postfix = self.job.rw_postfix;
+        let c = &mut self.cursors[fi];
+        let rel = if self.job.rw.is_random() {
+            if c.run_left > 0 {
+                c.run_left -= 1;
+                c.run_at += len;
+                c.run_at
+            } else {
+                let b = if self.job.norandommap {
+                    self.rng.below(blocks)
+                } else {
+                    if c.map_pos >= c.map.len() {
+                        // A new pass: every aligned block once, in a seeded order.
+                        c.map = (0..blocks).collect();
+                        for i in (1..c.map.len()).rev() {
+                            let j = self.rng.below(i as u64 + 1) as usize;
+                            c.map.swap(i, j);
+                        }
+                        c.map_pos = 0;
+                    }
+                    c.map_pos += 1;
+                    c.map[c.map_pos - 1]
+                };
+                c.run_left = postfix.map_or(0, |n| n.max(1) as u64 - 1);
+                c.run_at = b * align;
+                c.run_at
+            }
+        } else {
+            let at = c.seq.rem_euclid(f.len.max(1) as i64) as u64;
+            c.seq += len as i64 + postfix.unwrap_or(0);
+            at
+        };
+        // Keep the I/O inside the region (fio wraps to the start).
+        let rel = if rel + len > f.len { 0 } else { rel };
+        Io { write, file: fi, offset: f.start + rel, len }
+    }
+
+    fn block_size(&mut self, d: usize) -> u64 {
+        if let Some(split) = &self.job.bssplit {
+            let r = self.rng.below(100) as u32;
+            let mut acc = 0u32;
+            for &(bs, p) in &split[d] {
+                acc += p as u32;
+                if r < acc {
+                    return bs;
+                }
+            }
+            return split[d].last().map_or(self.job.bs[d], |e| e.0);
+        }
+        if let Some(range) = &self.job.bsrange {
+            let (lo, hi) = range[d];
+            let steps = (hi - lo) / lo + 1;
+            return (lo + self.rng.below(steps) * lo).min(hi);
+        }
+        self.job.bs[d]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::job::build;
+    use super::super::jobfile::parse_args;
+    use super::*;
+
+    fn job(args: &[&str]) -> Job {
+        let a: Vec<String> = std::iter::once("--name=j").chain(args.iter().copied()).map(String::from).collect();
+        build(&parse_args(&a, 1).unwrap()).unwrap().jobs.remove(0)
+    }
+
+    #[test]
+    fn the_random_map_touches_every_block_once_per_pass() {
+        let j = job(&["--rw=randread", "--bs=4k"]);
+        let mut s = JobStream::new(&j, vec![Region { start: 8192, len: 64 * 4096 }], 1, 1);
+        let mut seen: Vec<u64> = (0..64).map(|_| s.next_io().offset).collect();
+        seen.sort();
+        assert_eq!(seen, (0..64).map(|b| 8192 + b * 4096).collect::<Vec<_>>());
+        // norandommap: with replacement, so some block repeats in 64 draws.
+        let j = job(&["--rw=randread", "--bs=4k", "--norandommap"]);
+        let mut s = JobStream::new(&j, vec![Region { start: 0, len: 64 * 4096 }], 1, 1);
+        let mut v: Vec<u64> = (0..64).map(|_| s.next_io().offset).collect();
+        v.sort();
+        v.dedup();
+        assert!(v.len() < 64);
+    }
+
+    #[test]
+    fn sequential_skips_wraps_and_walks_files_round_robin() {
+        let j = job(&["--rw=read:4k", "--bs=4k"]);
+        let r = Region { start: 0, len: 32 << 10 };
+        let mut s = JobStream::new(&j, vec![r, r], 1, 1);
+        let v: Vec<(usize, u64)> = (0..6).map(|_| s.next_io()).map(|io| (io.file, io.offset)).collect();
+        assert_eq!(v, [(0, 0), (1, 0), (0, 8192), (1, 8192), (0, 16384), (1, 16384)]);
+        let j = job(&["--rw=read:-8k", "--bs=4k"]);
+        let mut s = JobStream::new(&j, vec![Region { start: 0, len: 16 << 10 }], 1, 1);
+        let v: Vec<u64> = (0..3).map(|_| s.next_io().offset).collect();
+        assert_eq!(v, [0, 12288, 8192], "backwards by 4k each step, wrapping");
+    }
+
+    #[test]
+    fn seeds_follow_randrepeat() {
+        let fixed = job(&["--rw=randread"]);
+        let a = |seed| {
+            (0..8)
+                .map({
+                    let mut s = JobStream::new(&fixed, vec![Region { start: 0, len: 1 << 20 }], 1, seed);
+                    move |_| s.next_io().offset
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(a(1), a(2), "randrepeat=1: the same stream at every run seed");
+        let free = job(&["--rw=randread", "--randrepeat=0"]);
+        let b = |seed| {
+            (0..8)
+                .map({
+                    let mut s = JobStream::new(&free, vec![Region { start: 0, len: 1 << 20 }], 1, seed);
+                    move |_| s.next_io().offset
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_ne!(b(1), b(2));
+    }
+}
