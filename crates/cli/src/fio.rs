@@ -3,8 +3,9 @@
 
 use crate::record;
 use crate::sim::{MachineArgs, Progress, specs, specs_fit};
+use iosched_benchmarks::fio::report::{json, normal};
 use iosched_benchmarks::fio::{self, Context};
-use iosched_workloads::fio::{FioConfig, json, normal, run};
+use iosched_workloads::fio::{FioConfig, run};
 use iosched_workloads::machine::Machine;
 use std::io::Write;
 use std::path::PathBuf;
@@ -97,11 +98,11 @@ pub fn main(a: Args) -> Result<(), String> {
         }
         p.suspend(|| -> Result<(), String> {
             let text = if json_out {
-                let mut v = json(&r);
+                let mut v = json(&r.report);
                 v["machine"] = cfg.machine.json();
                 serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
             } else {
-                normal(&r)
+                normal(&r.report)
             };
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         })?;

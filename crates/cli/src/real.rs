@@ -24,6 +24,23 @@ enum Sub {
     Readmany(ReadmanyArgs),
     /// A fio-like load at a fixed queue depth (for comparing with fio).
     FioLike(FioArgs),
+    /// fio job files on the target (O_DIRECT jobs; the same I/Os as `iosched fio` draws in
+    /// the simulator), reported as fio does. Job options may follow `--`.
+    Fio(FioJobArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct FioJobArgs {
+    #[command(flatten)]
+    common: Common,
+    /// fio job files (fio 3.x syntax).
+    jobfiles: Vec<PathBuf>,
+    /// normal (fio's text, in outline) or json (fio's JSON document, one per scheduler).
+    #[arg(long, default_value = "normal")]
+    output_format: String,
+    /// fio job options after `--` (`--name=N` starts a job; options before it are global).
+    #[arg(last = true)]
+    job_options: Vec<String>,
 }
 
 /// Options every real workload takes.
@@ -330,6 +347,48 @@ pub fn run(a: Args) -> Result<(), String> {
         Sub::Tiobench(t) => run_tiobench(t),
         Sub::Readmany(r) => run_readmany(r),
         Sub::FioLike(f) => run_fio(f),
+        Sub::Fio(f) => run_fio_jobs(f),
+    }
+}
+
+fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
+    use iosched_benchmarks::fio::{self, Context};
+    let json_out = match a.output_format.as_str() {
+        "normal" => false,
+        "json" => true,
+        other => return Err(format!("--output-format {other}: expected normal or json")),
+    };
+    let c = &a.common;
+    let env = |v: &str| std::env::var(v).ok();
+    let read = |p: &Path| fio::read_bounded(p);
+    // The keywords are this machine's: the jobs run here.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let ctx = Context { pagesize: 4096, mb_memory: 0, ncpus: cpus, env: &env, read: &read };
+    let jobs = fio::load(&a.jobfiles, &a.job_options, &ctx).map_err(|e| e.to_string())?;
+    for w in &jobs.warnings {
+        eprintln!("iosched: note: {w}");
+    }
+    let specs = specs(c)?;
+    let (results, ended) = run_each(
+        c,
+        &specs,
+        |o, ctl| iosched_rt::workload::fio::run(&c.target, o, &jobs, c.seed, ctl).map(|(r, rt, e)| ((r, rt), e)),
+        |r: &(iosched_benchmarks::fio::Report, Report)| &r.1,
+    )?;
+    for (r, _) in &results {
+        if json_out {
+            let mut v = iosched_benchmarks::fio::report::json(r);
+            v["target"] = serde_json::json!(c.target);
+            v["emulate"] = serde_json::json!(c.emulate);
+            println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
+        } else {
+            print!("{}", iosched_benchmarks::fio::report::normal(r));
+        }
+    }
+    match ended.last() {
+        Some(Ended::Interrupted) => Err("interrupted; the report above is partial".into()),
+        Some(Ended::Failed(e)) => Err(format!("a request failed: {e}")),
+        _ => Ok(()),
     }
 }
 

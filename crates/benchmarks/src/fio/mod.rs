@@ -18,11 +18,13 @@
 pub mod fio_options;
 pub mod job;
 pub mod jobfile;
+pub mod report;
 pub mod stream;
 pub mod value;
 
 pub use job::{Job, JobSet};
 pub use jobfile::{Context, Error, Origin};
+pub use report::Report;
 
 /// The largest job file read (fio's own files are a few KiB).
 pub const MAX_JOB_FILE: u64 = 1 << 20;

@@ -401,3 +401,31 @@ fn fio_like_randrw_reports_each_direction() {
     let o = iosched(&[&base[..], &["--rw", "randread", "--rwmixread", "50"]].concat());
     assert!(stderr(&o).contains("--rwmixread: only with --rw randrw (got --rw randread)"), "{}", stderr(&o));
 }
+
+/// `iosched real fio`: a direct job runs and reports fio's JSON; a buffered one is refused,
+/// saying why and where it can run.
+#[test]
+fn real_fio_runs_direct_jobs_and_refuses_buffered_ones() {
+    let t = TempPath::new("real-fio");
+    let o = iosched(&[
+        "real",
+        "fio",
+        "--target",
+        t.s(),
+        "--backend",
+        "threads",
+        "--output-format",
+        "json",
+        "--",
+        "--name=w",
+        "--rw=randwrite",
+        "--size=1m",
+        "--direct=1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
+    let o = iosched(&["real", "fio", "--target", t.s(), "--", "--name=b", "--rw=read", "--size=1m"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("direct=0 (buffered)") && stderr(&o).contains("iosched fio"), "{}", stderr(&o));
+}

@@ -7,6 +7,7 @@
 //! what they measured so far, and stop at the first per-request error, which they return
 //! with the partial results.
 
+pub mod fio;
 pub mod fio_like;
 pub mod readmany;
 pub mod tiobench;

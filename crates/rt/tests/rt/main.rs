@@ -107,6 +107,11 @@ fn main() {
         trial("space::offset_gaps_take_no_space", &[IoUring, TmpfsDirectIo], space::offset_gaps_take_no_space),
         trial("space::a_reading_load_writes_nothing", &[IoUring], space::a_reading_load_writes_nothing),
         trial("need::requirements_are_enforced", &[], need::requirements_are_enforced),
+        trial(
+            "fio::job_files_issue_the_same_ios_as_the_simulator",
+            &[],
+            fio::job_files_issue_the_same_ios_as_the_simulator,
+        ),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -2,8 +2,9 @@
 //! priorities, and fio's report fields.
 
 use super::spec;
+use iosched_benchmarks::fio::report::json;
 use iosched_benchmarks::fio::{self, Context, JobSet};
-use iosched_workloads::fio::{FioConfig, json, run};
+use iosched_workloads::fio::{FioConfig, run};
 use iosched_workloads::machine::Machine;
 use std::path::{Path, PathBuf};
 
@@ -28,7 +29,7 @@ fn the_seed_as_a_job_file_shows_anticipation() {
     assert_eq!(jobs.jobs[0].numjobs, 32);
     let cfg = FioConfig { jobs, machine: m, record_trace: false };
     let bw = |s: &str| {
-        let r = run(&spec(s), &cfg).unwrap();
+        let r = run(&spec(s), &cfg).unwrap().report;
         assert_eq!(r.jobs.len(), 32);
         let bytes: u64 = r.jobs.iter().map(|j| j.dirs[0].io_bytes).sum();
         assert_eq!(bytes, 512 << 20, "{s}: every job reads its 16 MiB");
@@ -64,7 +65,7 @@ fn an_rt_job_is_served_first_where_priorities_count() {
     let cfg = FioConfig { jobs, machine: m, record_trace: false };
     let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len().max(1) as f64;
     let ratio = |s: &str| {
-        let r = run(&spec(s), &cfg).unwrap();
+        let r = run(&spec(s), &cfg).unwrap().report;
         let rt = mean(&r.jobs[0].dirs[0].clat_ns);
         let be: Vec<u64> = r.jobs[1..].iter().flat_map(|j| j.dirs[0].clat_ns.iter().copied()).collect();
         mean(&be) / rt
@@ -94,8 +95,8 @@ fn json_has_fios_keys_and_is_deterministic() {
         "--iodepth=16",
     ];
     let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m, record_trace: false };
-    let a = json(&run(&spec("deadline"), &cfg).unwrap());
-    let b = json(&run(&spec("deadline"), &cfg).unwrap());
+    let a = json(&run(&spec("deadline"), &cfg).unwrap().report);
+    let b = json(&run(&spec("deadline"), &cfg).unwrap().report);
     assert_eq!(a.to_string(), b.to_string());
     let job = &a["jobs"][0];
     for d in ["read", "write"] {

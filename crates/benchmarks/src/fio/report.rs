@@ -1,0 +1,191 @@
+//! fio's report, for either world's runs: what each job did per direction (`stat.c`'s
+//! `thread_stat` in the part this model computes), fio's JSON document
+//! (`show_thread_status_json`, `add_ddir_status_json`) with the fields computed and none
+//! made up, and fio's normal output in outline.
+
+use serde_json::{Value, json};
+
+/// What one direction of a job did, as fio counts it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    /// Completion latency of each I/O, ns (sync engines: the call; async: submission to
+    /// the reap that returned it).
+    pub clat_ns: Vec<u64>,
+}
+
+/// One job's (one clone's) results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobResult {
+    pub name: String,
+    pub groupid: u32,
+    /// Measured time (after `ramp_time`), µs.
+    pub runtime_us: u64,
+    /// Read, write.
+    pub dirs: [DirStats; 2],
+    pub fsyncs: u64,
+}
+
+/// A run's report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// Which world ran it: `simulated`, or `real` with the target.
+    pub world: String,
+    pub scheduler: String,
+    pub seed: u64,
+    pub jobs: Vec<JobResult>,
+    pub warnings: Vec<String>,
+}
+
+/// fio's default completion-latency percentiles (`percentile_list`).
+pub const PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// Summary statistics of latencies in ns: (min, max, mean, sample stddev).
+fn summary(v: &[u64]) -> (u64, u64, f64, f64) {
+    if v.is_empty() {
+        return (0, 0, 0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let var = if v.len() > 1 { v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    (*v.iter().min().expect("non-empty"), *v.iter().max().expect("non-empty"), mean, var.sqrt())
+}
+
+/// The value at percentile `p` of sorted latencies (fio reports the upper bound of the
+/// bucket holding it; this is the sample itself).
+fn percentile(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let k = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
+    sorted[k.clamp(1, sorted.len()) - 1]
+}
+
+fn dir_json(d: &DirStats, runtime_ms: u64) -> Value {
+    let (min, max, mean, sd) = summary(&d.clat_ns);
+    let mut sorted = d.clat_ns.clone();
+    sorted.sort_unstable();
+    let mut pct = serde_json::Map::new();
+    if !sorted.is_empty() {
+        for p in PERCENTILES {
+            pct.insert(format!("{p:.6}"), json!(percentile(&sorted, p)));
+        }
+    }
+    let bw_bytes = (d.io_bytes * 1000).checked_div(runtime_ms).unwrap_or(0);
+    let iops = if runtime_ms > 0 { d.total_ios as f64 * 1000.0 / runtime_ms as f64 } else { 0.0 };
+    let lat = json!({ "min": min, "max": max, "mean": mean, "stddev": sd, "N": d.total_ios });
+    let mut clat = lat.clone();
+    if !pct.is_empty() {
+        clat["percentile"] = Value::Object(pct);
+    }
+    json!({
+        "io_bytes": d.io_bytes,
+        "io_kbytes": d.io_bytes >> 10,
+        "bw_bytes": bw_bytes,
+        "bw": bw_bytes / 1024,
+        "iops": iops,
+        "runtime": if d.total_ios > 0 { runtime_ms } else { 0 },
+        "total_ios": d.total_ios,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "clat_ns": clat,
+        "lat_ns": lat,
+    })
+}
+
+/// fio's `--output-format=json` document for a run, with the fields this model computes
+/// (`docs/fio.md` lists those it leaves out). Deterministic: times are the simulation's.
+pub fn json(r: &Report) -> Value {
+    let jobs: Vec<Value> = r
+        .jobs
+        .iter()
+        .map(|j| {
+            let ms = j.runtime_us / 1000;
+            json!({
+                "jobname": j.name,
+                "groupid": j.groupid,
+                "error": 0,
+                "read": dir_json(&j.dirs[0], ms),
+                "write": dir_json(&j.dirs[1], ms),
+                "sync": { "total_ios": j.fsyncs },
+                "job_runtime": ms,
+            })
+        })
+        .collect();
+    json!({
+        "fio version": concat!("iosched-", env!("CARGO_PKG_VERSION")),
+        "world": r.world,
+        "scheduler": r.scheduler,
+        "seed": r.seed,
+        "jobs": jobs,
+    })
+}
+
+/// fio's normal output, in outline: per job its IOPS, bandwidth, completion latency and
+/// percentiles per direction, then each group's totals.
+pub fn normal(r: &Report) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "iosched fio ({}), scheduler {}, seed {}", r.world, r.scheduler, r.seed);
+    for w in &r.warnings {
+        let _ = writeln!(s, "note: {w}");
+    }
+    for j in &r.jobs {
+        let _ = writeln!(s, "{}: (groupid={}): err= 0", j.name, j.groupid);
+        let ms = j.runtime_us / 1000;
+        for (d, name) in j.dirs.iter().zip(["read", "write"]) {
+            if d.total_ios == 0 {
+                continue;
+            }
+            let secs = ms as f64 / 1000.0;
+            let iops = if secs > 0.0 { d.total_ios as f64 / secs } else { 0.0 };
+            let bw = if secs > 0.0 { d.io_bytes as f64 / secs } else { 0.0 };
+            let _ = writeln!(
+                s,
+                "  {name}: IOPS={iops:.0}, BW={:.0}KiB/s ({:.1}MB/s)({:.1}MiB/{ms}msec)",
+                bw / 1024.0,
+                bw / 1e6,
+                d.io_bytes as f64 / (1 << 20) as f64
+            );
+            let (min, max, mean, sd) = summary(&d.clat_ns);
+            let _ = writeln!(
+                s,
+                "    clat (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
+                min as f64 / 1e3,
+                max as f64 / 1e3,
+                mean / 1e3,
+                sd / 1e3
+            );
+            let mut sorted = d.clat_ns.clone();
+            sorted.sort_unstable();
+            let line: Vec<String> = [50.0, 90.0, 99.0, 99.9]
+                .iter()
+                .map(|&p| format!("{p:.2}th=[{}]", percentile(&sorted, p) / 1000))
+                .collect();
+            let _ = writeln!(s, "    clat percentiles (usec): {}", line.join(", "));
+        }
+    }
+    let groups: std::collections::BTreeSet<u32> = r.jobs.iter().map(|j| j.groupid).collect();
+    for g in groups {
+        let _ = writeln!(s, "\nRun status group {g} (all jobs):");
+        for (d, name) in ["READ", "WRITE"].iter().enumerate() {
+            let js: Vec<&JobResult> = r.jobs.iter().filter(|j| j.groupid == g && j.dirs[d].total_ios > 0).collect();
+            if js.is_empty() {
+                continue;
+            }
+            let bytes: u64 = js.iter().map(|j| j.dirs[d].io_bytes).sum();
+            let run_ms = js.iter().map(|j| j.runtime_us / 1000).max().unwrap_or(0);
+            let bw = if run_ms > 0 { bytes as f64 * 1000.0 / run_ms as f64 } else { 0.0 };
+            let _ = writeln!(
+                s,
+                "  {name:>5}: bw={:.0}KiB/s ({:.1}MB/s), io={:.1}MiB, run={run_ms}msec",
+                bw / 1024.0,
+                bw / 1e6,
+                bytes as f64 / (1 << 20) as f64
+            );
+        }
+    }
+    s
+}
