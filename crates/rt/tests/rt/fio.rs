@@ -120,3 +120,99 @@ pub fn job_files_issue_the_same_ios_as_the_simulator() {
     assert!(got.iter().any(|g| g.0) && got.iter().any(|g| !g.0), "both directions");
     assert!(got.iter().any(|g| g.2 == 4096) && got.iter().any(|g| g.2 == 16384), "both sizes");
 }
+
+/// Our fio JSON uses fio's names: every key we print where fio has the same object is one
+/// fio 3.x prints, and the keys of fio's we leave out are exactly the documented ones
+/// (docs/fio.md, "The report"); our own additions are named here.
+pub fn our_fio_json_keys_are_fios() {
+    use iosched_benchmarks::fio::job::build;
+    use iosched_benchmarks::fio::jobfile::parse_args;
+    use serde_json::Value;
+    use std::collections::BTreeSet;
+    let dir = TempDir::new("fio-keys");
+    let file = dir.path("f");
+    let job = ["--name=k", "--rw=randrw", "--bs=4k", "--size=4m", "--direct=1"];
+    let out = Command::new("fio")
+        .args(job)
+        .arg(format!("--filename={}", file.display()))
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
+    let fio: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let args: Vec<String> = job.iter().map(|s| s.to_string()).collect();
+    let jobs = build(&parse_args(&args, 1).unwrap()).unwrap();
+    let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
+    o.backend = iosched_rt::BackendChoice::Threads;
+    let (report, _, _) = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 1, &Control::default()).unwrap();
+    let ours = iosched_benchmarks::fio::report::json(&report);
+    let keys =
+        |v: &Value| -> BTreeSet<String> { v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default() };
+    // (path, our additions, fio's keys we leave out)
+    let checks: Vec<(&str, Value, Value, &[&str], &[&str])> = vec![
+        (
+            "top",
+            ours.clone(),
+            fio.clone(),
+            &["world", "scheduler", "seed"],
+            &["timestamp", "timestamp_ms", "time", "disk_util"],
+        ),
+        (
+            "job",
+            ours["jobs"][0].clone(),
+            fio["jobs"][0].clone(),
+            &[],
+            &[
+                "eta",
+                "elapsed",
+                "job options",
+                "trim",
+                "usr_cpu",
+                "sys_cpu",
+                "ctx",
+                "majf",
+                "minf",
+                "iodepth_level",
+                "iodepth_submit",
+                "iodepth_complete",
+                "latency_ns",
+                "latency_us",
+                "latency_ms",
+                "latency_depth",
+                "latency_target",
+                "latency_percentile",
+                "latency_window",
+            ],
+        ),
+        (
+            "read",
+            ours["jobs"][0]["read"].clone(),
+            fio["jobs"][0]["read"].clone(),
+            &[],
+            &[
+                "slat_ns",
+                "bw_min",
+                "bw_max",
+                "bw_agg",
+                "bw_mean",
+                "bw_dev",
+                "bw_samples",
+                "iops_min",
+                "iops_max",
+                "iops_mean",
+                "iops_stddev",
+                "iops_samples",
+            ],
+        ),
+        ("clat_ns", ours["jobs"][0]["read"]["clat_ns"].clone(), fio["jobs"][0]["read"]["clat_ns"].clone(), &[], &[]),
+        ("lat_ns", ours["jobs"][0]["read"]["lat_ns"].clone(), fio["jobs"][0]["read"]["lat_ns"].clone(), &[], &[]),
+        ("sync", ours["jobs"][0]["sync"].clone(), fio["jobs"][0]["sync"].clone(), &[], &["lat_ns"]),
+    ];
+    for (path, a, f, added, missing) in checks {
+        let (a, f) = (keys(&a), keys(&f));
+        let extra: BTreeSet<String> = a.difference(&f).cloned().collect();
+        let lacking: BTreeSet<String> = f.difference(&a).cloned().collect();
+        assert_eq!(extra, added.iter().map(|s| s.to_string()).collect(), "{path}: keys fio does not print");
+        assert_eq!(lacking, missing.iter().map(|s| s.to_string()).collect(), "{path}: fio's keys we leave out");
+    }
+}

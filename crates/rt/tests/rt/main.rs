@@ -112,6 +112,7 @@ fn main() {
             &[],
             fio::job_files_issue_the_same_ios_as_the_simulator,
         ),
+        trial("fio::our_fio_json_keys_are_fios", &[Fio], fio::our_fio_json_keys_are_fios),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
