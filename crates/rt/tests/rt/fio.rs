@@ -148,8 +148,9 @@ pub fn our_fio_json_keys_are_fios() {
     let ours = iosched_benchmarks::fio::report::json(&report);
     let keys =
         |v: &Value| -> BTreeSet<String> { v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default() };
-    // (path, our additions, fio's keys we leave out)
-    let checks: Vec<(&str, Value, Value, &[&str], &[&str])> = vec![
+    // (path, ours, fio's, our additions, fio's keys we leave out)
+    type Check<'a> = (&'a str, Value, Value, &'a [&'a str], &'a [&'a str]);
+    let checks: Vec<Check> = vec![
         (
             "top",
             ours.clone(),
