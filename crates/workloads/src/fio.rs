@@ -402,6 +402,7 @@ impl Worker {
             runtime_us: runtime.as_micros() as u64,
             dirs: std::mem::take(&mut self.stats),
             fsyncs: self.fsyncs,
+            group_reporting: self.job.group_reporting,
         });
     }
 }

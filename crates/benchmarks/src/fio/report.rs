@@ -25,6 +25,30 @@ pub struct JobResult {
     /// Read, write.
     pub dirs: [DirStats; 2],
     pub fsyncs: u64,
+    /// The job asked for `group_reporting`: the report shows its group as one entry.
+    pub group_reporting: bool,
+}
+
+/// The report's entries: each job, except that the jobs of a group with
+/// `group_reporting` are one entry (fio's rule: named after the group's first job, their
+/// I/Os and latencies together, the longest runtime).
+pub fn entries(r: &Report) -> Vec<JobResult> {
+    let mut out: Vec<JobResult> = Vec::new();
+    for j in &r.jobs {
+        match out.last_mut() {
+            Some(e) if j.group_reporting && e.group_reporting && e.groupid == j.groupid => {
+                for (a, b) in e.dirs.iter_mut().zip(&j.dirs) {
+                    a.io_bytes += b.io_bytes;
+                    a.total_ios += b.total_ios;
+                    a.clat_ns.extend_from_slice(&b.clat_ns);
+                }
+                e.runtime_us = e.runtime_us.max(j.runtime_us);
+                e.fsyncs += j.fsyncs;
+            }
+            _ => out.push(j.clone()),
+        }
+    }
+    out
 }
 
 /// A run's report.
@@ -98,8 +122,7 @@ fn dir_json(d: &DirStats, runtime_ms: u64) -> Value {
 /// fio's `--output-format=json` document for a run, with the fields this model computes
 /// (`docs/fio.md` lists those it leaves out). Deterministic: times are the simulation's.
 pub fn json(r: &Report) -> Value {
-    let jobs: Vec<Value> = r
-        .jobs
+    let jobs: Vec<Value> = entries(r)
         .iter()
         .map(|j| {
             let ms = j.runtime_us / 1000;
@@ -132,7 +155,7 @@ pub fn normal(r: &Report) -> String {
     for w in &r.warnings {
         let _ = writeln!(s, "note: {w}");
     }
-    for j in &r.jobs {
+    for j in &entries(r) {
         let _ = writeln!(s, "{}: (groupid={}): err= 0", j.name, j.groupid);
         let ms = j.runtime_us / 1000;
         for (d, name) in j.dirs.iter().zip(["read", "write"]) {
@@ -162,7 +185,7 @@ pub fn normal(r: &Report) -> String {
             sorted.sort_unstable();
             let line: Vec<String> = [50.0, 90.0, 99.0, 99.9]
                 .iter()
-                .map(|&p| format!("{p:.2}th=[{}]", percentile(&sorted, p) / 1000))
+                .map(|&p| format!("{p:.2}th=[{:.0}]", percentile(&sorted, p) as f64 / 1e3))
                 .collect();
             let _ = writeln!(s, "    clat percentiles (usec): {}", line.join(", "));
         }
@@ -188,4 +211,41 @@ pub fn normal(r: &Report) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(name: &str, group: u32, gr: bool, bytes: u64, us: u64) -> JobResult {
+        let d = DirStats { io_bytes: bytes, total_ios: 1, clat_ns: vec![us * 1000] };
+        JobResult {
+            name: name.into(),
+            groupid: group,
+            runtime_us: us,
+            dirs: [d, DirStats::default()],
+            fsyncs: 0,
+            group_reporting: gr,
+        }
+    }
+
+    #[test]
+    fn group_reporting_makes_one_entry_per_group() {
+        let r = Report {
+            world: "simulated".into(),
+            scheduler: "noop".into(),
+            seed: 1,
+            jobs: vec![
+                job("a", 0, true, 10, 5),
+                job("a.1", 0, true, 20, 7),
+                job("b", 1, false, 1, 1),
+                job("c", 1, false, 1, 1),
+            ],
+            warnings: Vec::new(),
+        };
+        let e = entries(&r);
+        assert_eq!(e.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!((e[0].dirs[0].io_bytes, e[0].dirs[0].total_ios, e[0].runtime_us), (30, 2, 7));
+        assert_eq!(json(&r)["jobs"].as_array().unwrap().len(), 3);
+    }
 }

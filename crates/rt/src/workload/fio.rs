@@ -263,15 +263,15 @@ pub fn run(
                 end: None,
             };
             let name = if t.clone == 0 { t.job.name.clone() } else { format!("{}.{}", t.job.name, t.clone) };
-            running.push((name, Arc::new((Mutex::new(st), Condvar::new()))));
+            running.push((name, t.job.group_reporting, Arc::new((Mutex::new(st), Condvar::new()))));
         }
-        for (_, sh) in &running {
+        for (_, _, sh) in &running {
             let mut st = sh.0.lock().unwrap_or_else(|e| e.into_inner());
             for _ in 0..st.depth {
                 submit_next(sh, &mut st, Instant::now());
             }
         }
-        for (name, sh) in running {
+        for (name, group_reporting, sh) in running {
             {
                 let (m, cv) = &*sh;
                 let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
@@ -307,6 +307,7 @@ pub fn run(
                 runtime_us: end.map_or(0, |e| e.saturating_duration_since(start).as_micros() as u64),
                 dirs: stats,
                 fsyncs: 0,
+                group_reporting,
             });
         }
         if ctl.stopped() {
