@@ -41,16 +41,21 @@ pub struct Args {
     pub job_options: Vec<String>,
 }
 
+/// `--output-format`: whether it asks for fio's JSON (`json`) or its text (`normal`).
+pub fn json_format(f: &str) -> Result<bool, String> {
+    match f {
+        "normal" => Ok(false),
+        "json" => Ok(true),
+        other => Err(format!("--output-format {other}: expected normal or json")),
+    }
+}
+
 pub fn main(a: Args) -> Result<(), String> {
-    let json_out = match a.output_format.as_str() {
-        "normal" => false,
-        "json" => true,
-        other => return Err(format!("--output-format {other}: expected normal or json")),
-    };
+    let json_out = json_format(&a.output_format)?;
     let d = iosched_workloads::compare::machine_2007(a.machine.seed);
     let m: Machine = a.machine.machine_on(&d.disk, &format!("{}M", d.mem_bytes >> 20), &d.cpu, &d.host)?;
     let env = |v: &str| std::env::var(v).ok();
-    let read = |p: &std::path::Path| fio::read_bounded(p);
+    let read = |p: &std::path::Path| iosched_disk::input::read_text(p, fio::MAX_JOB_FILE);
     let cpus = iosched_sim::CpuProfile::by_name(&m.cpu)?.cpus as u64;
     let ctx = Context { pagesize: 4096, mb_memory: m.mem_bytes >> 20, ncpus: cpus, env: &env, read: &read };
     let jobs = fio::load(&a.jobfiles, &a.job_options, &ctx).map_err(|e| e.to_string())?;

@@ -353,14 +353,10 @@ pub fn run(a: Args) -> Result<(), String> {
 
 fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
     use iosched_benchmarks::fio::{self, Context};
-    let json_out = match a.output_format.as_str() {
-        "normal" => false,
-        "json" => true,
-        other => return Err(format!("--output-format {other}: expected normal or json")),
-    };
+    let json_out = crate::fio::json_format(&a.output_format)?;
     let c = &a.common;
     let env = |v: &str| std::env::var(v).ok();
-    let read = |p: &Path| fio::read_bounded(p);
+    let read = |p: &std::path::Path| iosched_disk::input::read_text(p, fio::MAX_JOB_FILE);
     // The keywords are this machine's: the jobs run here.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let ctx = Context { pagesize: 4096, mb_memory: 0, ncpus: cpus, env: &env, read: &read };

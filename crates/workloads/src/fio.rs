@@ -71,28 +71,16 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
     let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
     let ((), Finished { trace, .. }) = cfg.machine.run(spec, &run, |sim| {
         let root = sim.fs.root();
-        let mut made = std::collections::BTreeMap::new();
+        let ids = make_files(sim, root, &cfg.jobs)?;
         let mut groups: Vec<Vec<Worker>> = Vec::new();
         let mut thread_number = 0u64;
         for (ji, job) in cfg.jobs.jobs.iter().enumerate() {
             let group = cfg.jobs.groups[ji] as usize;
-            let shared_files = if job.filename.is_empty() {
-                None
-            } else {
-                Some(make_files(sim, root, &mut made, job, &job.filename, 0)?)
-            };
             for clone in 0..job.numjobs {
                 thread_number += 1;
-                let files = match &shared_files {
-                    Some(f) => f.clone(),
-                    None => {
-                        // fio numbers clones 0, N-1, …, 1 (`add_job`'s recursion).
-                        let jobnum = if clone == 0 { 0 } else { job.numjobs - clone };
-                        let names: Vec<String> =
-                            (0..job.nrfiles).map(|f| format!("{}.{jobnum}.{f}", job.section)).collect();
-                        make_files(sim, root, &mut made, job, &names, clone)?
-                    }
-                };
+                let (start, len) = job.file_region(clone).expect("checked");
+                let files: Vec<JobFile> =
+                    job.file_names(clone).iter().map(|n| JobFile { id: ids[n], start, len }).collect();
                 while groups.len() <= group {
                     groups.push(Vec::new());
                 }
@@ -168,35 +156,24 @@ struct JobFile {
     len: u64,
 }
 
+/// The jobs' files ([`JobSet::files`]), created in that order at their sizes; a job whose
+/// region is under one block is refused.
 fn make_files(
     sim: &mut iosched_sim::Sim,
     root: iosched_sim::DirId,
-    made: &mut std::collections::BTreeMap<String, FileId>,
-    job: &Job,
-    names: &[String],
-    clone: u32,
-) -> Result<Vec<JobFile>, String> {
-    let n = names.len() as u64;
-    let per_file = match (job.filesize, job.size) {
-        (Some((s, _)), _) => s,
-        (None, Some(SizeOrPercent::Bytes(s))) => s / n,
-        _ => unreachable!("checked"),
-    };
-    let off = |v: SizeOrPercent| match v {
-        SizeOrPercent::Bytes(b) => b,
-        SizeOrPercent::Percent(_) => unreachable!("checked"),
-    };
-    let start = off(job.offset) + clone as u64 * off(job.offset_increment);
-    if per_file < job.min_bs() {
-        return Err(format!("{}: job `{}`: {per_file} bytes per file is less than one block", job.origin, job.section));
+    jobs: &JobSet,
+) -> Result<std::collections::HashMap<String, FileId>, String> {
+    for job in &jobs.jobs {
+        let (_, per_file) = job.file_region(0).expect("checked");
+        if per_file < job.min_bs() {
+            return Err(format!(
+                "{}: job `{}`: {per_file} bytes per file is less than one block",
+                job.origin, job.section
+            ));
+        }
     }
-    let mut out = Vec::new();
-    for name in names {
-        // A name already made (a shared filename, another job's file) is the same file.
-        let id = *made.entry(name.clone()).or_insert_with(|| sim.fs.create_with_size(root, name, start + per_file));
-        out.push(JobFile { id, start, len: per_file });
-    }
-    Ok(out)
+    let files = jobs.files().expect("checked");
+    Ok(files.into_iter().map(|(n, size)| (n.clone(), sim.fs.create_with_size(root, &n, size))).collect())
 }
 
 /// The groups in order: spawn a group's jobs, wait for all, then the next group.
@@ -297,22 +274,11 @@ impl Worker {
         results: Shared<Vec<Option<JobResult>>>,
     ) -> Worker {
         let regions: Vec<Region> = files.iter().map(|f| Region { start: f.start, len: f.len }).collect();
-        let size_total: u64 = files.iter().map(|f| f.len).sum();
-        let per_pass = match job.io_size {
-            Some(SizeOrPercent::Bytes(b)) => b,
-            _ => size_total,
-        };
-        let prio = match job.prioclass {
-            1 => IoPrio::rt(job.prio),
-            2 => IoPrio::be(job.prio),
-            3 => IoPrio::idle(),
-            _ => IoPrio::NONE,
-        };
-        let name = if clone == 0 { job.name.clone() } else { format!("{}.{clone}", job.name) };
+        let region_bytes: u64 = files.iter().map(|f| f.len).sum();
         Worker {
-            name,
+            name: job.thread_name(clone),
             groupid,
-            prio,
+            prio: job.ioprio().unwrap_or(IoPrio::NONE),
             job: job.clone(),
             stream: JobStream::new(job, regions, thread_number, machine_seed),
             files,
@@ -323,7 +289,7 @@ impl Worker {
             t0: Instant::ZERO,
             measured_from: Instant::ZERO,
             issued_bytes: 0,
-            target_bytes: per_pass.saturating_mul(job.loops as u64),
+            target_bytes: job.bytes_to_issue(region_bytes),
             ios: 0,
             writes_since_sync: 0,
             wrote: false,

@@ -13,6 +13,7 @@
 
 use super::jobfile::{Error, Origin, RawOption, Section};
 use super::value::{self, KbBase, SizeOrPercent, TimeUnit};
+use iosched_core::IoPrio;
 
 /// `rw=`: the direction and pattern of a job's I/O.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -258,6 +259,59 @@ impl Job {
         }
     }
 
+    /// The name of clone `clone` (0 is the job itself) in the report: fio's `name.N`.
+    pub fn thread_name(&self, clone: u32) -> String {
+        if clone == 0 { self.name.clone() } else { format!("{}.{clone}", self.name) }
+    }
+
+    /// The files of clone `clone`: `filename=`'s (shared by the clones), else
+    /// `section.jobnum.filenum`, with fio's clone numbering 0, N-1, …, 1 (`add_job`'s
+    /// recursion).
+    pub fn file_names(&self, clone: u32) -> Vec<String> {
+        if !self.filename.is_empty() {
+            return self.filename.clone();
+        }
+        let jobnum = if clone == 0 { 0 } else { self.numjobs - clone };
+        (0..self.nrfiles).map(|f| format!("{}.{jobnum}.{f}", self.section)).collect()
+    }
+
+    /// Where clone `clone` does I/O in each of its files: from `offset` (+
+    /// `offset_increment` × clone), `filesize` or `size / files` bytes. `None` when a size
+    /// or offset is a percentage (of a file that has to exist first) or no size is given.
+    pub fn file_region(&self, clone: u32) -> Option<(u64, u64)> {
+        let bytes = |v: SizeOrPercent| match v {
+            SizeOrPercent::Bytes(b) => Some(b),
+            SizeOrPercent::Percent(_) => None,
+        };
+        let files = self.file_names(clone).len() as u64;
+        let per_file = match (self.filesize, self.size) {
+            (Some((low, _)), _) => low,
+            (None, Some(s)) => bytes(s)? / files,
+            (None, None) => return None,
+        };
+        Some((bytes(self.offset)? + clone as u64 * bytes(self.offset_increment)?, per_file))
+    }
+
+    /// The bytes a job thread issues when not `time_based`: `io_size` (else its files'
+    /// regions, `region_bytes`) × `loops`.
+    pub fn bytes_to_issue(&self, region_bytes: u64) -> u64 {
+        let per_pass = match self.io_size {
+            Some(SizeOrPercent::Bytes(b)) => b,
+            _ => region_bytes,
+        };
+        per_pass.saturating_mul(self.loops as u64)
+    }
+
+    /// `prioclass`/`prio` as an I/O priority; `None` for class 0 (the owner's default).
+    pub fn ioprio(&self) -> Option<IoPrio> {
+        match self.prioclass {
+            1 => Some(IoPrio::rt(self.prio)),
+            2 => Some(IoPrio::be(self.prio)),
+            3 => Some(IoPrio::idle()),
+            _ => None,
+        }
+    }
+
     /// The smallest block a job's reads or writes use.
     pub fn min_bs(&self) -> u64 {
         let mut m = self.bs.iter().copied().min().unwrap_or(4096);
@@ -278,6 +332,27 @@ pub struct JobSet {
     /// Reporting group of each job (fio's `groupid`: `stonewall` and `new_group` start one).
     pub groups: Vec<u32>,
     pub warnings: Vec<String>,
+}
+
+impl JobSet {
+    /// Every file the jobs use, each once (a name used twice is one file), in the order the
+    /// jobs first name them, with the size the furthest of its clones' regions needs.
+    /// `None` if a job's region is not in bytes ([`Job::file_region`]).
+    pub fn files(&self) -> Option<Vec<(String, u64)>> {
+        let mut out: Vec<(String, u64)> = Vec::new();
+        for job in &self.jobs {
+            for clone in 0..job.numjobs {
+                let (start, len) = job.file_region(clone)?;
+                for name in job.file_names(clone) {
+                    match out.iter_mut().find(|f| f.0 == name) {
+                        Some(f) => f.1 = f.1.max(start + len),
+                        None => out.push((name, start + len)),
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
 }
 
 /// Options accepted but not modelled: they change what fio prints or logs, not the I/O.

@@ -26,7 +26,8 @@ pub use job::{Job, JobSet};
 pub use jobfile::{Context, Error, Origin};
 pub use report::Report;
 
-/// The largest job file read (fio's own files are a few KiB).
+/// The largest job file a caller should read (fio's own files are a few KiB): the
+/// bound for [`Context::read`].
 pub const MAX_JOB_FILE: u64 = 1 << 20;
 
 /// Read, parse and type the job files `paths` (`include`s resolved as fio does), then the
@@ -57,20 +58,4 @@ pub fn load(paths: &[std::path::PathBuf], args: &[String], ctx: &Context) -> Res
         });
     }
     Ok(all)
-}
-
-/// A job file read as `iosched` reads every input: a regular file, at most
-/// [`MAX_JOB_FILE`] bytes.
-pub fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
-    let meta = std::fs::metadata(path)?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
-    }
-    if meta.len() > MAX_JOB_FILE {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("{} bytes: a job file may hold at most {MAX_JOB_FILE}", meta.len()),
-        ));
-    }
-    std::fs::read_to_string(path)
 }

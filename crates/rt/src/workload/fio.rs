@@ -29,7 +29,7 @@ use iosched_benchmarks::fio::job::{Distribution, Engine, Job, JobSet, Pattern};
 use iosched_benchmarks::fio::report::{DirStats, JobResult, Report};
 use iosched_benchmarks::fio::stream::{JobStream, Region};
 use iosched_benchmarks::fio::value::SizeOrPercent;
-use iosched_core::{IoPrio, Op};
+use iosched_core::Op;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -173,40 +173,27 @@ pub fn run(
     for j in &jobs.jobs {
         check(j)?;
     }
-    // The files back to back on the target.
+    // The files back to back on the target, in the order the jobs first name them.
     let mut placed: BTreeMap<String, u64> = BTreeMap::new();
     let mut end = 0u64;
+    for (name, size) in jobs.files().expect("checked") {
+        placed.insert(name, end);
+        end += size;
+    }
     let mut threads = Vec::new();
     let mut number = 0;
     for (ji, job) in jobs.jobs.iter().enumerate() {
-        let SizeOrPercent::Bytes(size) = job.size.expect("checked") else { unreachable!("checked") };
-        let nfiles = if job.filename.is_empty() { job.nrfiles as u64 } else { job.filename.len() as u64 };
-        let per_file = size / nfiles;
-        let b = |v: SizeOrPercent| if let SizeOrPercent::Bytes(b) = v { b } else { 0 };
         for clone in 0..job.numjobs {
             number += 1;
-            let start = b(job.offset) + clone as u64 * b(job.offset_increment);
+            let (start, per_file) = job.file_region(clone).expect("checked");
             if !(start + per_file).is_multiple_of(ALIGN as u64) || !start.is_multiple_of(ALIGN as u64) {
                 return Err(Error(format!(
                     "{}: job `{}`: offset {start} and {per_file} bytes per file: O_DIRECT needs whole {ALIGN}-byte blocks",
                     job.origin, job.section
                 )));
             }
-            let jobnum = if clone == 0 { 0 } else { job.numjobs - clone };
-            let names: Vec<String> = if job.filename.is_empty() {
-                (0..job.nrfiles).map(|f| format!("{}.{jobnum}.{f}", job.section)).collect()
-            } else {
-                job.filename.clone()
-            };
-            let mut regions = Vec::new();
-            for n in names {
-                let at = *placed.entry(n).or_insert_with(|| {
-                    let at = end;
-                    end += start + per_file;
-                    at
-                });
-                regions.push(Region { start: at + start, len: per_file });
-            }
+            let regions =
+                job.file_names(clone).iter().map(|n| Region { start: placed[n] + start, len: per_file }).collect();
             threads.push(Thread { job, clone, number, regions, group: jobs.groups[ji] });
         }
     }
@@ -225,6 +212,13 @@ pub fn run(
             target.info().data_len
         )));
     }
+    let report = |jobs_done: Vec<JobResult>| Report {
+        world: format!("real, {}", path.display()),
+        scheduler: label.clone(),
+        seed,
+        jobs: jobs_done,
+        warnings: jobs.warnings.clone(),
+    };
     let failed = Arc::new(AtomicBool::new(false));
     let mut results: Vec<JobResult> = Vec::new();
     let groups: std::collections::BTreeSet<u32> = threads.iter().map(|t| t.group).collect();
@@ -233,27 +227,17 @@ pub fn run(
         let mut running = Vec::new();
         for t in threads.iter().filter(|t| t.group == g) {
             let mut handle = target.handle();
-            let prio = match t.job.prioclass {
-                1 => Some(IoPrio::rt(t.job.prio)),
-                2 => Some(IoPrio::be(t.job.prio)),
-                3 => Some(IoPrio::idle()),
-                _ => None,
-            };
-            if let Some(p) = prio {
+            if let Some(p) = t.job.ioprio() {
                 handle.set_prio(p);
             }
             handle.set_unplug(true);
-            let total: u64 = t.regions.iter().map(|r| r.len).sum();
-            let per_pass = match t.job.io_size {
-                Some(SizeOrPercent::Bytes(b)) => b,
-                _ => total,
-            };
+            let region_bytes: u64 = t.regions.iter().map(|r| r.len).sum();
             let depth = if t.job.ioengine.is_async() { t.job.iodepth } else { 1 };
             let st = State {
                 handle,
                 stream: JobStream::new(t.job, t.regions.clone(), t.number, seed),
                 depth,
-                left: (!t.job.time_based).then(|| per_pass.saturating_mul(t.job.loops as u64)),
+                left: (!t.job.time_based).then(|| t.job.bytes_to_issue(region_bytes)),
                 deadline: (t.job.runtime_us > 0).then(|| start + Duration::from_micros(t.job.runtime_us)),
                 stop: Arc::clone(&ctl.stop),
                 failed: Arc::clone(&failed),
@@ -262,7 +246,7 @@ pub fn run(
                 error: None,
                 end: None,
             };
-            let name = if t.clone == 0 { t.job.name.clone() } else { format!("{}.{}", t.job.name, t.clone) };
+            let name = t.job.thread_name(t.clone);
             running.push((name, t.job.group_reporting, Arc::new((Mutex::new(st), Condvar::new()))));
         }
         for (_, _, sh) in &running {
@@ -279,27 +263,11 @@ pub fn run(
                     st = cv.wait_timeout(st, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
                 }
             }
-            while Arc::strong_count(&sh) > 1 {
-                std::thread::yield_now();
-            }
-            let st = Arc::try_unwrap(sh)
-                .ok()
-                .expect("no callback outstanding")
-                .0
-                .into_inner()
-                .unwrap_or_else(|e| e.into_inner());
+            let st = super::take_when_released(sh);
             let State { handle, stats, error, end, .. } = st;
             drop(handle);
             if let Some(e) = error {
-                let report = target.close()?;
-                let r = Report {
-                    world: format!("real, {}", path.display()),
-                    scheduler: label,
-                    seed,
-                    jobs: results,
-                    warnings: jobs.warnings.clone(),
-                };
-                return Ok((r, report, Ended::Failed(e)));
+                return Ok((report(results), target.close()?, Ended::Failed(e)));
             }
             results.push(JobResult {
                 name,
@@ -314,14 +282,6 @@ pub fn run(
             break;
         }
     }
-    let report = target.close()?;
     let ended = if ctl.stopped() { Ended::Interrupted } else { Ended::Complete };
-    let r = Report {
-        world: format!("real, {}", path.display()),
-        scheduler: label,
-        seed,
-        jobs: results,
-        warnings: jobs.warnings.clone(),
-    };
-    Ok((r, report, ended))
+    Ok((report(results), target.close()?, ended))
 }

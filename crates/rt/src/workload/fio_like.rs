@@ -365,16 +365,7 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
     let mut error = None;
     let mut job_results = Vec::new();
     for (sh, prio) in jobs.into_iter().zip(&prios) {
-        // The last callback's closure (holding a clone) is dropped right after it ran.
-        while Arc::strong_count(&sh) > 1 {
-            std::thread::yield_now();
-        }
-        let st = Arc::try_unwrap(sh)
-            .ok()
-            .expect("no callback outstanding")
-            .0
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner());
+        let st = super::take_when_released(sh);
         let State { handle, ios, lat_read, lat_write, error: e, end, .. } = st;
         drop(handle);
         // A job that finished before the others (no --runtime) is rated over its own time.

@@ -141,6 +141,16 @@ pub(crate) fn ended<T>(work: impl FnOnce() -> T) -> (T, Instant) {
     (r, Instant::now())
 }
 
+/// A job's shared state once the last completion callback holding a clone of it has let
+/// go (the callback's closure is dropped right after it ran).
+pub(crate) fn take_when_released<S>(sh: Arc<(std::sync::Mutex<S>, std::sync::Condvar)>) -> S {
+    while Arc::strong_count(&sh) > 1 {
+        std::thread::yield_now();
+    }
+    let Ok(inner) = Arc::try_unwrap(sh) else { unreachable!("no callback outstanding") };
+    inner.0.into_inner().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The first error of a set of thread results, if any.
 pub(crate) fn first_error(errs: impl IntoIterator<Item = Option<IoError>>) -> Option<IoError> {
     errs.into_iter().flatten().next()

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 fn load(files: &[PathBuf], args: &[&str], env: &[(&str, &str)], m: &Machine) -> JobSet {
     let env = |v: &str| env.iter().find(|e| e.0 == v).map(|e| e.1.to_string());
-    let read = |p: &Path| fio::read_bounded(p);
+    let read = |p: &std::path::Path| iosched_disk::input::read_text(p, fio::MAX_JOB_FILE);
     let ctx = Context { pagesize: 4096, mb_memory: m.mem_bytes >> 20, ncpus: 1, env: &env, read: &read };
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     fio::load(files, &args, &ctx).unwrap()
