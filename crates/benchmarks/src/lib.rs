@@ -12,6 +12,7 @@
 //! programs, O_DIRECT in the real ones), the executor says so.
 
 pub mod fio;
+pub mod hist;
 pub mod kernel_tree;
 pub mod tiobench;
 pub mod units;

@@ -37,6 +37,7 @@
 //! posted to LKML carry one. [`table`] prints the header under every section title (the
 //! published form); [`table_as_printed`] prints exactly what the script printed.
 
+use crate::hist::{Bucket, LatHist};
 use iosched_core::Rng;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -86,6 +87,9 @@ pub struct PhaseResult {
     /// the world counts them (the simulator does; a real run does not).
     pub device_read_mib: Option<f64>,
     pub device_write_mib: Option<f64>,
+    /// Every call's latency, bucketed: the distribution behind the average and maximum.
+    #[serde(skip)]
+    pub lat_hist: LatHist,
 }
 
 impl PhaseResult {
@@ -115,6 +119,7 @@ impl PhaseResult {
         self.calls += 1;
         self.lat_sum_ms += lat_ms;
         self.lat_max_ms = self.lat_max_ms.max(lat_ms);
+        self.lat_hist.add_ms(lat_ms);
         // tiotest compares with strict `>`.
         if lat_ms > 2000.0 {
             self.over_2s += 1;
@@ -130,6 +135,7 @@ impl PhaseResult {
         self.calls += o.calls;
         self.lat_sum_ms += o.lat_sum_ms;
         self.lat_max_ms = self.lat_max_ms.max(o.lat_max_ms);
+        self.lat_hist.merge(&o.lat_hist);
         self.over_2s += o.over_2s;
         self.over_10s += o.over_10s;
         self.mib += o.mib;
@@ -154,6 +160,7 @@ impl PhaseResult {
             cpu_eff: self.cpu_eff(),
             device_read_mib: self.device_read_mib,
             device_write_mib: self.device_write_mib,
+            lat_hist_us: self.lat_hist.buckets(),
         }
     }
 }
@@ -328,6 +335,10 @@ pub struct TiobenchRecord {
     pub device_read_mib: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device_write_mib: Option<f64>,
+    /// The calls' latency distribution (not a tiobench column): `[upper_us, count]` for
+    /// each non-empty bucket of [`LatHist`], in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lat_hist_us: Vec<Bucket>,
 }
 
 /// The "Unit information" block as tiobench.pl prints it (leading newline included).
@@ -509,6 +520,7 @@ mod tests {
             cpu_eff: eff,
             device_read_mib: None,
             device_write_mib: None,
+            lat_hist_us: Vec::new(),
         }
     }
 
@@ -563,6 +575,7 @@ mod tests {
             cpu_eff: 123456.0,
             device_read_mib: None,
             device_write_mib: None,
+            lat_hist_us: Vec::new(),
         };
         assert_eq!(
             row(&r),

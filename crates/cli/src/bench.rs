@@ -453,6 +453,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
+    pub report: crate::report::ReportArg,
+    #[command(flatten)]
     pub machine: MachineArgs,
 }
 
@@ -478,9 +480,17 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         runs: a.runs,
         first_seed: a.machine.seed,
     };
+    a.report.check()?;
     let p = Progress::new("compare");
     let report = compare::run(&cfg, &|d, t, what| p.tick(d, t, what))?;
     p.finish();
+    let docs = report
+        .json_rows()
+        .iter()
+        .map(serde_json::to_value)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    a.report.write(&docs)?;
     if a.json {
         for r in report.json_rows() {
             print_json(&r)?;

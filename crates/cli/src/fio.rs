@@ -35,6 +35,8 @@ pub struct Args {
     #[arg(long = "record", value_name = "FILE")]
     pub record_trace: Option<PathBuf>,
     #[command(flatten)]
+    pub report: crate::report::ReportArg,
+    #[command(flatten)]
     pub machine: MachineArgs,
     /// fio job options after `--` (`--name=N` starts a job; options before it are global).
     #[arg(last = true)]
@@ -94,24 +96,27 @@ pub fn main(a: Args) -> Result<(), String> {
         }
         None => Box::new(std::io::stdout().lock()),
     };
+    a.report.check()?;
     let p = Progress::new("runs");
+    let mut docs = Vec::new();
     for (i, s) in specs.iter().enumerate() {
         p.tick(i, specs.len(), &s.text);
         let mut r = run(s, &cfg).map_err(String::from)?;
         if let (Some(base), Some(t)) = (a.record_trace.as_deref(), r.trace.take()) {
             record::write(base, &t, i + 1, specs.len(), json_out)?;
         }
+        let mut v = json(&r.report);
+        v["machine"] = cfg.machine.json();
         p.suspend(|| -> Result<(), String> {
             let text = if json_out {
-                let mut v = json(&r.report);
-                v["machine"] = cfg.machine.json();
                 serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
             } else {
                 normal(&r.report)
             };
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         })?;
+        docs.push(v);
     }
     p.finish();
-    Ok(())
+    a.report.write(&docs)
 }

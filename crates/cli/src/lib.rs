@@ -14,6 +14,7 @@ mod fio;
 mod progress;
 mod real;
 mod record;
+mod report;
 mod schedulers;
 mod signals;
 mod sim;
@@ -74,6 +75,9 @@ enum Cmd {
     /// spec. Default machine: --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6
     /// (2007-like).
     Fio(fio::Args),
+    /// Draw the report page (charts as SVG, one self-contained HTML page) from saved
+    /// --json output of repro, tiobench, readmany, compare, fio or the real runs.
+    Report(report::Args),
 }
 
 /// The `iosched` command line, with `policies` added to the built-in ones: every command
@@ -103,6 +107,7 @@ pub fn main_with(policies: &[iosched_policies::Policy]) -> ExitCode {
         Cmd::AioStress(a) => bench::aio_stress(a),
         Cmd::Compare(a) => bench::compare(a),
         Cmd::Fio(a) => fio::main(a),
+        Cmd::Report(a) => report::run(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -33,6 +33,8 @@ enum Sub {
 struct FioJobArgs {
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    report: crate::report::ReportArg,
     /// fio job files (fio 3.x syntax).
     jobfiles: Vec<PathBuf>,
     /// normal (fio's text, in outline) or json (fio's JSON document, one per scheduler).
@@ -117,6 +119,8 @@ struct TiobenchArgs {
     /// lines naming the run and the runtime's own go to stderr, so stdout is the table alone.
     #[arg(long, conflicts_with = "json")]
     as_printed: bool,
+    #[command(flatten)]
+    report: crate::report::ReportArg,
 }
 
 #[derive(clap::Args, Debug)]
@@ -365,22 +369,26 @@ fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
         eprintln!("iosched: note: {w}");
     }
     let specs = specs(c)?;
+    a.report.check()?;
     let (results, ended) = run_each(
         c,
         &specs,
         |o, ctl| iosched_rt::workload::fio::run(&c.target, o, &jobs, c.seed, ctl).map(|(r, rt, e)| ((r, rt), e)),
         |r: &(iosched_benchmarks::fio::Report, Report)| &r.1,
     )?;
+    let mut docs = Vec::new();
     for (r, _) in &results {
+        let mut v = iosched_benchmarks::fio::report::json(r);
+        v["target"] = serde_json::json!(c.target);
+        v["emulate"] = serde_json::json!(c.emulate);
         if json_out {
-            let mut v = iosched_benchmarks::fio::report::json(r);
-            v["target"] = serde_json::json!(c.target);
-            v["emulate"] = serde_json::json!(c.emulate);
             println!("{}", serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?);
         } else {
             print!("{}", iosched_benchmarks::fio::report::normal(r));
         }
+        docs.push(v);
     }
+    a.report.write(&docs)?;
     match ended.last() {
         Some(Ended::Interrupted) => Err("interrupted; the report above is partial".into()),
         Some(Ended::Failed(e)) => Err(format!("a request failed: {e}")),
@@ -455,6 +463,7 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
     let ctl = control()?;
     let runs = specs.len() * threads.len();
     check_record(c, runs)?;
+    a.report.check()?;
     let mut records = Vec::new();
     let mut reports = Vec::new();
     let mut ended = Vec::new();
@@ -494,23 +503,24 @@ fn run_tiobench(a: TiobenchArgs) -> Result<(), String> {
             }
         }
     }
+    let j = TiobenchJson {
+        workload: "tiobench",
+        target: &c.target,
+        emulate: c.emulate.as_deref(),
+        size_mb: size >> 20,
+        block,
+        random_ops: a.random,
+        seed: c.seed,
+        records: &records,
+        runs: reports
+            .iter()
+            .zip(&labels)
+            .zip(&ended)
+            .map(|((r, (s, n)), e)| RunJson { scheduler: s, threads: Some(*n), ended: ended_str(e), runtime: r })
+            .collect(),
+    };
+    a.report.write(&[serde_json::to_value(&j).map_err(|e| e.to_string())?])?;
     if c.json {
-        let j = TiobenchJson {
-            workload: "tiobench",
-            target: &c.target,
-            emulate: c.emulate.as_deref(),
-            size_mb: size >> 20,
-            block,
-            random_ops: a.random,
-            seed: c.seed,
-            records: &records,
-            runs: reports
-                .iter()
-                .zip(&labels)
-                .zip(&ended)
-                .map(|((r, (s, n)), e)| RunJson { scheduler: s, threads: Some(*n), ended: ended_str(e), runtime: r })
-                .collect(),
-        };
         println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
     } else {
         let table = if a.as_printed { table_as_printed(&records) } else { table(&records) };

@@ -1,6 +1,7 @@
 //! `iosched tiobench`, `iosched readmany`, `iosched repro`: the simulated benchmarks.
 
 use crate::record;
+use crate::report::ReportArg;
 use iosched_benchmarks::tiobench::{cut_identifiers_note, table, table_as_printed};
 use iosched_benchmarks::units::{parse_duration, parse_size};
 use iosched_policies::{SchedSpec, parse_list};
@@ -206,6 +207,8 @@ pub struct TiobenchArgs {
     #[arg(long, value_name = "FILE")]
     pub record: Option<std::path::PathBuf>,
     #[command(flatten)]
+    pub report: ReportArg,
+    #[command(flatten)]
     pub machine: MachineArgs,
 }
 
@@ -222,6 +225,7 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
     cfg.validate(&threads)?;
     specs_fit(&cfg.machine, &specs)?;
     record::check(a.record.as_deref(), specs.len() * threads.len())?;
+    a.report.check()?;
     let p = Progress::new("tiobench");
     let tick = |d, t| p.tick(d, t, "");
     let (records, traces) = match &a.record {
@@ -234,14 +238,21 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
             record::write(base, t, i + 1, traces.len(), a.json)?;
         }
     }
-    if a.json {
-        let mut out = std::io::stdout().lock();
-        for r in &records {
+    let docs = records
+        .iter()
+        .map(|r| {
             // Every object names its seed, as the table's first line does.
             let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
             v["seed"] = serde_json::json!(cfg.machine.seed);
             v["machine"] = cfg.machine.json();
-            serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
+            Ok(v)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    a.report.write(&docs)?;
+    if a.json {
+        let mut out = std::io::stdout().lock();
+        for v in &docs {
+            serde_json::to_writer(&mut out, v).map_err(|e| e.to_string())?;
             let _ = writeln!(out);
         }
         return interrupted_check("the lines are the runs that finished before it");
@@ -316,6 +327,11 @@ pub struct ReadmanyArgs {
     /// An existing file is replaced only if it is an iosched trace.
     #[arg(long, value_name = "FILE")]
     pub record: Option<std::path::PathBuf>,
+    /// With --report, the vmstat samples and each loaded run's dispatches in a window (2 s
+    /// to 5 s after the command's start) are kept for its charts, and --json then prints
+    /// them too (`vmstat`, `seeks`).
+    #[command(flatten)]
+    pub report: ReportArg,
     #[command(flatten)]
     pub machine: MachineArgs,
 }
@@ -337,9 +353,13 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
     cfg.timeout = parse_duration(&a.timeout).map_err(|e| format!("--timeout: {e}"))?;
     cfg.warmup = parse_duration(&a.warmup).map_err(|e| format!("--warmup: {e}"))?;
     cfg.tree_scale = a.tree_scale;
-    cfg.vmstat = a.vmstat;
+    cfg.vmstat = a.vmstat || a.report.report.is_some();
+    if a.report.report.is_some() {
+        cfg.seek_window = Some(repro::SEEK_WINDOW);
+    }
     specs_fit(&cfg.machine, &specs)?;
     cfg.record_trace = record::check(a.record.as_deref(), specs.len() * bgs.len())?;
+    a.report.check()?;
     let p = Progress::new("readmany");
     let mut results = readmany::run_matrix(&specs, &bgs, &cfg, &|d, t| p.tick(d, t, ""))?;
     p.finish();
@@ -360,14 +380,21 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
             .map(|u| u.elapsed_s)
     };
     let ratio_of = |r: &ReadmanyResult| unloaded(r).map(|u| r.elapsed_s / u);
-    if a.json {
-        let mut out = std::io::stdout().lock();
-        for r in &results {
+    let docs = results
+        .iter()
+        .map(|r| {
             let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
             v["ratio_to_unloaded"] = serde_json::json!(ratio_of(r));
             v["seed"] = serde_json::json!(cfg.machine.seed);
             v["machine"] = cfg.machine.json();
-            serde_json::to_writer(&mut out, &v).map_err(|e| e.to_string())?;
+            Ok(v)
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    a.report.write(&docs)?;
+    if a.json {
+        let mut out = std::io::stdout().lock();
+        for v in &docs {
+            serde_json::to_writer(&mut out, v).map_err(|e| e.to_string())?;
             let _ = writeln!(out);
         }
         return Ok(());
@@ -469,6 +496,8 @@ pub struct ReproArgs {
     /// Simulated time one run may take at most (see tiobench's --max-sim-time).
     #[arg(long, value_name = "TIME", default_value = MAX_SIM_TIME_DEFAULT)]
     pub max_sim_time: String,
+    #[command(flatten)]
+    pub report: ReportArg,
 }
 
 pub fn repro(a: ReproArgs) -> Result<(), String> {
@@ -487,10 +516,12 @@ pub fn repro(a: ReproArgs) -> Result<(), String> {
         readmany_cpu: a.readmany_cpu,
         host: a.host,
     };
+    a.report.check()?;
     let p = Progress::new("repro");
     let cfg = ReproConfig { quick: a.quick, seed: a.seed, overrides, limits: limits(&a.max_sim_time)? };
     let report = repro::run(&cfg, &|d, t, what| p.tick(d, t, what))?;
     p.finish();
+    a.report.write(&[serde_json::to_value(&report).map_err(|e| e.to_string())?])?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?);
     } else {

@@ -326,10 +326,8 @@ impl Worker {
         if now < self.measured_from {
             return; // ramp_time: not measured
         }
-        let d = &mut self.stats[write as usize];
-        d.io_bytes += bytes;
-        d.total_ios += 1;
-        d.clat_ns.push(lat.as_nanos() as u64);
+        let at = now.saturating_duration_since(self.measured_from);
+        self.stats[write as usize].add(bytes, lat.as_nanos() as u64, at.as_nanos() as u64);
     }
 
     fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64) -> SysOp {

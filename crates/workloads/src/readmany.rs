@@ -29,7 +29,7 @@ use iosched_core::time::format_duration;
 use iosched_core::trace::Trace;
 use iosched_core::{Duration, Instant, IoPrio};
 use iosched_policies::SchedSpec;
-use iosched_sim::host::Shared;
+use iosched_sim::host::{Dispatched, Shared};
 use iosched_sim::{DirId, FileId, Fs, Outcome, ProgCtx, SysOp, VmstatLine};
 use serde::Serialize;
 use std::cell::RefCell;
@@ -80,7 +80,13 @@ pub struct ReadmanyConfig {
     /// Fraction of the kernel tree to read (1.0 = the whole 2.4.19 tree; `--quick`
     /// runs use less).
     pub tree_scale: f64,
+    /// Keep the requests dispatched to the device in this window, (offset from the
+    /// command's start, length): the report's seek picture.
+    pub seek_window: Option<(Duration, Duration)>,
 }
+
+/// The most dispatches a seek window keeps.
+pub const SEEK_SAMPLE_MAX: usize = 20_000;
 
 impl ReadmanyConfig {
     pub fn new(machine: Machine, background: Background) -> Self {
@@ -94,6 +100,7 @@ impl ReadmanyConfig {
             trace: false,
             record_trace: false,
             tree_scale: 1.0,
+            seek_window: None,
         }
     }
 }
@@ -106,6 +113,8 @@ pub struct ReadmanyResult {
     /// Elapsed time of the command; the timeout if it did not finish.
     pub elapsed_s: f64,
     pub timed_out: bool,
+    /// When the command started, seconds since the start of the run (the warm-up's end).
+    pub start_s: f64,
     pub files_read: u64,
     pub bytes_read: u64,
     /// Bytes the background load moved while the command ran.
@@ -113,6 +122,9 @@ pub struct ReadmanyResult {
     /// Per-second samples over the command's run (with `vmstat`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub vmstat: Vec<VmstatLine>,
+    /// The requests dispatched in `seek_window`, if one was asked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seeks: Vec<Dispatched>,
     #[serde(skip)]
     pub trace: Vec<String>,
     /// The queue-input trace of the whole run, warm-up included (with `record_trace`).
@@ -184,6 +196,10 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Err
         if cfg.trace {
             sim.trace = Some(Vec::new());
         }
+        if let Some((off, len)) = cfg.seek_window {
+            let from = Instant::ZERO + cfg.warmup + off;
+            sim.sample_dispatches(from, from + len, SEEK_SAMPLE_MAX);
+        }
         let root = sim.fs.root();
         let (tree_root, _) = create_tree(&tree, &mut sim.fs, root);
         let stream = match cfg.background {
@@ -217,10 +233,12 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Err
         background: cfg.background,
         elapsed_s: elapsed,
         timed_out,
+        start_s: (start - Instant::ZERO).as_secs_f64(),
         files_read: p.files_read,
         bytes_read: p.bytes_read,
         background_bytes: p.background_bytes,
         vmstat,
+        seeks: sim.take_dispatches(),
         trace: sim.trace.take().unwrap_or_default(),
         queue_trace,
     })

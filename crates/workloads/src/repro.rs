@@ -22,7 +22,8 @@ use crate::readmany::{self, Background, ReadmanyConfig, ReadmanyResult};
 use crate::tiobench::{self, Phase, TiobenchConfig, TiobenchRecord};
 use iosched_core::Duration;
 use iosched_policies::SchedSpec;
-use iosched_sim::HostProfile;
+use iosched_sim::host::Dispatched;
+use iosched_sim::{HostProfile, VmstatLine};
 use rayon::prelude::*;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -205,7 +206,20 @@ pub struct ReadmanyRow {
     pub ratio_to_unloaded: Option<f64>,
     /// The published report's time for this row (not the random seed); none in quick runs.
     pub seed_s: Option<f64>,
+    /// When the command started (seconds into the run) and the machine's vmstat each
+    /// second while it ran: the report's timeline.
+    pub start_s: f64,
+    pub vmstat: Vec<VmstatLine>,
+    /// Under the streaming write, the requests dispatched in [`SEEK_WINDOW`]: the
+    /// report's seek picture.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seeks: Vec<Dispatched>,
 }
+
+/// The window of each read-many run under the streaming write whose dispatches the
+/// report draws: (offset from the command's start, length). Early in the command, where
+/// every scheduler still has both the reader and the writer queued.
+pub const SEEK_WINDOW: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(3));
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Claim {
@@ -299,6 +313,11 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
                     let mut c = ReadmanyConfig::new(rm_machine.clone(), background);
                     c.tree_scale = setup.readmany_tree_scale;
                     c.timeout = Duration::from_secs_f64(setup.readmany_timeout_s);
+                    // Sampling only: neither changes the run (the output-hash bench checks).
+                    c.vmstat = true;
+                    if background == Background::StreamWrite {
+                        c.seek_window = Some(SEEK_WINDOW);
+                    }
                     (format!("readmany {s} {}", background.name()), readmany::run(s, &c).map(|r| Done::Rm(spec, r)))
                 }
             };
@@ -367,6 +386,9 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
                         Background::None => Some(SEED_READMANY_UNLOADED_S),
                         _ => *seed_s,
                     },
+                    start_s: r.start_s,
+                    vmstat: r.vmstat.clone(),
+                    seeks: r.seeks.clone(),
                 });
             }
         }
@@ -792,6 +814,9 @@ mod tests {
             timed_out: false,
             ratio_to_unloaded: None,
             seed_s: None,
+            start_s: 20.0,
+            vmstat: Vec::new(),
+            seeks: Vec::new(),
         };
         let m = [row("as", 16.0), row("deadline", 400.0), row("cfq-v1", 500.0)];
         let c6 = claims(&setup, false, 26.0, &[], &m).into_iter().find(|c| c.id == 6).unwrap();

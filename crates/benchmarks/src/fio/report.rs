@@ -13,6 +13,31 @@ pub struct DirStats {
     /// Completion latency of each I/O, ns (sync engines: the call; async: submission to
     /// the reap that returned it).
     pub clat_ns: Vec<u64>,
+    /// Bytes completed in each [`BW_INTERVAL_MS`] of the measured time: fio's bandwidth
+    /// log at its default averaging (`bw_avg_time`), for the report's over-time chart.
+    pub bw_log: Vec<u64>,
+}
+
+/// The bandwidth log's interval, ms (fio's `bw_avg_time` default).
+pub const BW_INTERVAL_MS: u64 = 500;
+
+/// The most intervals a bandwidth log keeps (a day of 500 ms intervals); later
+/// completions count in the last one.
+const BW_LOG_MAX: usize = 2 * 86_400;
+
+impl DirStats {
+    /// Count one completed I/O of `bytes` whose completion latency was `clat_ns`, done
+    /// `at_ns` into the job's measured time.
+    pub fn add(&mut self, bytes: u64, clat_ns: u64, at_ns: u64) {
+        self.io_bytes += bytes;
+        self.total_ios += 1;
+        self.clat_ns.push(clat_ns);
+        let i = ((at_ns / (BW_INTERVAL_MS * 1_000_000)) as usize).min(BW_LOG_MAX - 1);
+        if self.bw_log.len() <= i {
+            self.bw_log.resize(i + 1, 0);
+        }
+        self.bw_log[i] += bytes;
+    }
 }
 
 /// One job's (one clone's) results.
@@ -41,6 +66,12 @@ pub fn entries(r: &Report) -> Vec<JobResult> {
                     a.io_bytes += b.io_bytes;
                     a.total_ios += b.total_ios;
                     a.clat_ns.extend_from_slice(&b.clat_ns);
+                    if a.bw_log.len() < b.bw_log.len() {
+                        a.bw_log.resize(b.bw_log.len(), 0);
+                    }
+                    for (x, y) in a.bw_log.iter_mut().zip(&b.bw_log) {
+                        *x += y;
+                    }
                 }
                 e.runtime_us = e.runtime_us.max(j.runtime_us);
                 e.fsyncs += j.fsyncs;
@@ -122,7 +153,8 @@ fn dir_json(d: &DirStats, runtime_ms: u64) -> Value {
 /// fio's `--output-format=json` document for a run, with the fields this model computes
 /// (`docs/fio.md` lists those it leaves out). Deterministic: times are the simulation's.
 pub fn json(r: &Report) -> Value {
-    let jobs: Vec<Value> = entries(r)
+    let entries = entries(r);
+    let jobs: Vec<Value> = entries
         .iter()
         .map(|j| {
             let ms = j.runtime_us / 1000;
@@ -143,6 +175,14 @@ pub fn json(r: &Report) -> Value {
         "scheduler": r.scheduler,
         "seed": r.seed,
         "jobs": jobs,
+        // Not fio's: the bandwidth logs behind the report's over-time charts, one per
+        // entry of `jobs` (fio writes them to files with write_bw_log instead).
+        "iosched": {
+            "bw_interval_ms": BW_INTERVAL_MS,
+            "bw_log": entries.iter().map(|j| json!({
+                "jobname": j.name, "read_bytes": j.dirs[0].bw_log, "write_bytes": j.dirs[1].bw_log,
+            })).collect::<Vec<_>>(),
+        },
     })
 }
 
@@ -218,7 +258,7 @@ mod tests {
     use super::*;
 
     fn job(name: &str, group: u32, gr: bool, bytes: u64, us: u64) -> JobResult {
-        let d = DirStats { io_bytes: bytes, total_ios: 1, clat_ns: vec![us * 1000] };
+        let d = DirStats { io_bytes: bytes, total_ios: 1, clat_ns: vec![us * 1000], bw_log: vec![bytes] };
         JobResult {
             name: name.into(),
             groupid: group,

@@ -97,6 +97,8 @@ struct State {
     inflight: u32,
     stats: [DirStats; 2],
     error: Option<IoError>,
+    /// When the job's group started: the bandwidth log's zero.
+    start: Instant,
     end: Option<Instant>,
 }
 
@@ -136,10 +138,8 @@ fn on_done(sh: &Shared, c: Completion, t0: Instant, write: bool, len: u64) {
     st.end = Some(now);
     match c.result {
         Ok(_) => {
-            let d = &mut st.stats[write as usize];
-            d.io_bytes += len;
-            d.total_ios += 1;
-            d.clat_ns.push(now.saturating_duration_since(t0).as_nanos() as u64);
+            let (clat, at) = (now.saturating_duration_since(t0), now.saturating_duration_since(st.start));
+            st.stats[write as usize].add(len, clat.as_nanos() as u64, at.as_nanos() as u64);
             submit_next(sh, &mut st, now);
         }
         Err(e) => {
@@ -244,6 +244,7 @@ pub fn run(
                 inflight: 0,
                 stats: Default::default(),
                 error: None,
+                start,
                 end: None,
             };
             let name = t.job.thread_name(t.clone);

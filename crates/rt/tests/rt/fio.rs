@@ -155,7 +155,7 @@ pub fn our_fio_json_keys_are_fios() {
             "top",
             ours.clone(),
             fio.clone(),
-            &["world", "scheduler", "seed"],
+            &["world", "scheduler", "seed", "iosched"],
             &["timestamp", "timestamp_ms", "time", "disk_util"],
         ),
         (

@@ -1,7 +1,8 @@
 //! What a test needs from the machine, checked before it runs.
 //!
-//! A test that needs io_uring, root, loop devices, `mkfs.ext4`, a tmpfs with O_DIRECT or
-//! fio declares it when it is registered (`main.rs`). Where a need is missing the test is
+//! A test that needs io_uring, root, loop devices, `mkfs.ext4`, a tmpfs with O_DIRECT,
+//! fio or Chromium declares it when it is registered (`main.rs` here; the CLI's report
+//! test, `crates/cli/tests/report.rs`, uses this same module). Where a need is missing the test is
 //! reported as `ignored` — so cargo's summary line counts it — and one `SKIP` line on
 //! stderr names the need and why it is missing. With `IOSCHED_TEST_REQUIRE=all` (set by
 //! `.ci/run`, whose machine has all of them) or a comma list of needs
@@ -29,6 +30,9 @@ pub enum Need {
     TmpfsDirectIo,
     /// The `fio` command.
     Fio,
+    /// The `chromium` browser (headless: the report's rendering test; no rt test needs it).
+    #[allow(dead_code)]
+    Chromium,
 }
 
 impl Need {
@@ -40,6 +44,7 @@ impl Need {
             Need::Mkfs => "mkfs.ext4",
             Need::TmpfsDirectIo => "tmpfs-odirect",
             Need::Fio => "fio",
+            Need::Chromium => "chromium",
         }
     }
 
@@ -78,6 +83,7 @@ impl Need {
             Need::Mkfs => Need::Root.missing().or_else(|| runs("mkfs.ext4", "-V")),
             Need::TmpfsDirectIo => Need::Root.missing().or_else(tmpfs_odirect_missing),
             Need::Fio => runs("fio", "--version"),
+            Need::Chromium => runs("chromium", "--version"),
         }
     }
 
@@ -96,7 +102,7 @@ fn env_list(var: &str) -> Vec<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
-    let known = ["io_uring", "root", "losetup", "mkfs.ext4", "tmpfs-odirect", "fio"];
+    let known = ["io_uring", "root", "losetup", "mkfs.ext4", "tmpfs-odirect", "fio", "chromium"];
     for n in &v {
         if !(known.contains(&n.as_str()) || (var == "IOSCHED_TEST_REQUIRE" && n == "all")) {
             eprintln!(

@@ -172,6 +172,14 @@ impl Env for Sim {
         }
         self.device_inflight += 1;
         self.device_next = self.device.poll_timeout();
+        if let Some(s) = &mut self.dispatch_sample
+            && now >= s.from
+            && now < s.to
+            && s.points.len() < s.max
+        {
+            let write = matches!(rq.op, Op::Write);
+            s.points.push(Dispatched { at_ns: now.as_nanos(), sector: rq.sector, sectors: rq.len_sectors, write });
+        }
         if self.trace.is_some() {
             self.trace_line("D", rq.id, Some(rq));
             self.traced_inflight.insert(rq.id, *rq);

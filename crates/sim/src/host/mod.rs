@@ -323,6 +323,25 @@ pub struct VmstatLine {
     pub wa: u32,
 }
 
+/// One request as it went to the device: what a seek picture (blktrace's seekwatcher)
+/// draws.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Dispatched {
+    /// Time since the start of the run, ns.
+    pub at_ns: u64,
+    pub sector: u64,
+    pub sectors: u32,
+    pub write: bool,
+}
+
+#[derive(Clone, Debug)]
+struct DispatchSample {
+    from: Instant,
+    to: Instant,
+    max: usize,
+    points: Vec<Dispatched>,
+}
+
 /// Totals of a run.
 #[derive(Clone, Debug, Default)]
 pub struct SimStats {
@@ -434,6 +453,9 @@ pub struct Sim {
     /// Turns of the event loop, to look outside now and then (`look_outside`).
     turns: u32,
     pub trace: Option<Vec<String>>,
+    /// The requests dispatched to the device in a window, when
+    /// [`Sim::sample_dispatches`] asked for them.
+    dispatch_sample: Option<DispatchSample>,
     /// The programs' file operations, when [`Sim::log_syscalls`] asked for them.
     syscalls: Option<Vec<SysCall>>,
     /// Tracing of which requests are in flight, for the blkparse-like trace.
@@ -526,6 +548,7 @@ impl Sim {
             ended: None,
             turns: 0,
             trace,
+            dispatch_sample: None,
             syscalls: None,
             owners_by_bio: FastMap::default(),
             inodes_under_writeback: FastSet::default(),

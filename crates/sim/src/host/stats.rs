@@ -5,6 +5,17 @@
 use super::*;
 
 impl Sim {
+    /// Keep the requests dispatched to the device from `from` until `to` (at most `max`
+    /// of them): recording only, it changes nothing in the run.
+    pub fn sample_dispatches(&mut self, from: Instant, to: Instant, max: usize) {
+        self.dispatch_sample = Some(DispatchSample { from, to, max, points: Vec::new() });
+    }
+
+    /// What [`Sim::sample_dispatches`] kept, in dispatch order.
+    pub fn take_dispatches(&mut self) -> Vec<Dispatched> {
+        self.dispatch_sample.as_mut().map(|s| std::mem::take(&mut s.points)).unwrap_or_default()
+    }
+
     /// What the programs that have not finished are waiting for, counted by kind
     /// ("3 tasks: 2 for a request slot, 1 in fsync"): the message of a run that
     /// `--max-sim-time` stopped.
