@@ -76,7 +76,8 @@ enum Cmd {
     /// (2007-like).
     Fio(fio::Args),
     /// Draw the report page (charts as SVG, one self-contained HTML page) from saved
-    /// --json output of repro, tiobench, readmany, compare, fio or the real runs.
+    /// --json output of repro, tiobench, readmany, compare, fio or the real runs, or from
+    /// a queue trace (--record): its seek picture.
     Report(report::Args),
 }
 

@@ -146,6 +146,8 @@ struct ReadmanyArgs {
     /// Asynchronous 128 KiB writes the writer keeps in flight (1..=1024).
     #[arg(long, allow_negative_numbers = true, default_value_t = 64, conflicts_with = "no_writer")]
     writer_depth: u32,
+    #[command(flatten)]
+    report: crate::report::ReportArg,
 }
 
 #[derive(clap::Args, Debug)]
@@ -560,28 +562,30 @@ fn run_readmany(a: ReadmanyArgs) -> Result<(), String> {
         seed: c.seed,
     };
     cfg.validate().map_err(|e| e.to_string())?;
+    a.report.check()?;
     let (results, ended) =
         run_each(c, &specs, |o, ctl| readmany::run(&c.target, o, &cfg, ctl), |r: &readmany::Result_| &r.report)?;
+    #[derive(Serialize)]
+    struct J<'a> {
+        workload: &'static str,
+        target: &'a Path,
+        emulate: Option<&'a str>,
+        scale: f64,
+        seed: u64,
+        results: &'a [readmany::Result_],
+        ended: Vec<String>,
+    }
+    let j = J {
+        workload: "readmany",
+        target: &c.target,
+        emulate: c.emulate.as_deref(),
+        scale: a.scale,
+        seed: c.seed,
+        results: &results,
+        ended: ended.iter().map(ended_str).collect(),
+    };
+    a.report.write(&[serde_json::to_value(&j).map_err(|e| e.to_string())?])?;
     if c.json {
-        #[derive(Serialize)]
-        struct J<'a> {
-            workload: &'static str,
-            target: &'a Path,
-            emulate: Option<&'a str>,
-            scale: f64,
-            seed: u64,
-            results: &'a [readmany::Result_],
-            ended: Vec<String>,
-        }
-        let j = J {
-            workload: "readmany",
-            target: &c.target,
-            emulate: c.emulate.as_deref(),
-            scale: a.scale,
-            seed: c.seed,
-            results: &results,
-            ended: ended.iter().map(ended_str).collect(),
-        };
         println!("{}", serde_json::to_string_pretty(&j).map_err(|e| e.to_string())?);
     } else {
         println!(

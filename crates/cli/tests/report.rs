@@ -167,6 +167,36 @@ fn compare_and_fio_charts_show_their_data() {
     }
 }
 
+/// A queue trace (`--record`) draws its seek picture; `--window` picks the part.
+fn a_recorded_trace_draws_its_seek_picture() {
+    let t = TempDir::new("trace");
+    let tr = t.s("run.trace");
+    iosched(&["tiobench", "--sched", "as", "--threads", "2", "--size", "8M", "--record", &tr]);
+    iosched(&["report", &tr, "--out", &t.s("all")]);
+    assert_eq!(check_chart(&t.join("all"), "trace1-seeks"), 2);
+    let xs = |d: &str| -> Vec<f64> {
+        let data = std::fs::read_to_string(t.join(d).join("trace1-seeks.jsonl")).unwrap();
+        let v: Vec<Value> = data.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect();
+        v.iter().flat_map(|s| s["points"].as_array().unwrap().iter().map(|p| p["x"].as_f64().unwrap())).collect()
+    };
+    let all = xs("all");
+    let (lo, hi) = all.iter().fold((f64::MAX, 0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    // The first half of the dispatches' time span.
+    let window = format!("{}ms..{}ms", (lo * 1000.0) as u64, ((lo + hi) / 2.0 * 1000.0) as u64);
+    iosched(&["report", &tr, "--out", &t.s("part"), "--window", &window]);
+    let pts = |d: &str| xs(d).len();
+    assert!(pts("part") > 0 && pts("part") < pts("all"), "{} of {}", pts("part"), pts("all"));
+    check_chart(&t.join("part"), "trace1-seeks");
+    // --window with no trace among the files is refused.
+    std::fs::write(t.join("x.json"), "{\"a\": 1}").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .args(["report", &t.s("x.json"), "--out", &t.s("no"), "--window", "1s..2s"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--window: applies to a queue trace"));
+}
+
 /// The page is self-contained: no script, no external file or address (the only URL is
 /// SVG's namespace, which nothing fetches).
 fn the_page_references_nothing_outside_it() {
@@ -251,6 +281,7 @@ fn main() {
         trial("report::repro_charts_show_their_data", &[], repro_charts_show_their_data),
         trial("report::compare_and_fio_charts_show_their_data", &[], compare_and_fio_charts_show_their_data),
         trial("report::the_page_references_nothing_outside_it", &[], the_page_references_nothing_outside_it),
+        trial("report::a_recorded_trace_draws_its_seek_picture", &[], a_recorded_trace_draws_its_seek_picture),
         trial("report::a_report_from_saved_json_is_the_same_bytes", &[], a_report_from_saved_json_is_the_same_bytes),
         trial(
             "report::chromium_renders_the_page_without_network",

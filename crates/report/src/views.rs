@@ -7,6 +7,7 @@
 //! | `tiobench --json` (a line per row)         | `phase`, `rate_mb_s`          | rates per phase against threads, latency CDFs |
 //! | `real tiobench --json`                     | `workload: "tiobench"`        | as `tiobench` |
 //! | `readmany --json` (a line per run)         | `files_read`, `background`    | times, timelines (with `--vmstat`) |
+//! | `real readmany --json`                     | `workload: "readmany"`        | times |
 //! | `compare --json` (a line per row)          | `change_pct`, `a_cv_pct`      | the change per test with its ±2σ band |
 //! | `fio`, `real fio` (`--output-format json`) | `fio version`, `jobs`         | bandwidth over time, completion-latency percentiles |
 //!
@@ -28,7 +29,7 @@ pub fn page(docs: &[Value]) -> Result<Page, String> {
         let k = kind(d).ok_or_else(|| {
             format!(
                 "document {}: not the JSON of a command this report draws (repro, tiobench, readmany, compare, \
-                 fio, real tiobench, real fio); its keys: {}",
+                 fio, real tiobench, real readmany, real fio) nor a queue trace; its keys: {}",
                 i + 1,
                 keys(d)
             )
@@ -56,6 +57,7 @@ pub fn page(docs: &[Value]) -> Result<Page, String> {
             Kind::Readmany => readmany(ds)?,
             Kind::Compare => vec![compare(ds)?],
             Kind::Fio => ds.iter().enumerate().map(|(i, d)| fio(d, i)).collect::<Result<Vec<_>, _>>()?,
+            Kind::Trace => vec![traces(ds)],
         };
         page.sections.extend(sections);
     }
@@ -71,6 +73,7 @@ enum Kind {
     Readmany,
     Compare,
     Fio,
+    Trace,
 }
 
 impl Kind {
@@ -81,6 +84,7 @@ impl Kind {
             Kind::Readmany => "read-many",
             Kind::Compare => "A/B comparison",
             Kind::Fio => "fio",
+            Kind::Trace => "queue traces",
         }
     }
 }
@@ -91,12 +95,16 @@ fn kind(d: &Value) -> Option<Kind> {
         Some(Kind::Repro)
     } else if (has("phase") && has("rate_mb_s")) || (d["workload"] == "tiobench" && d["records"].is_array()) {
         Some(Kind::Tiobench)
-    } else if has("files_read") && has("background") && has("elapsed_s") {
+    } else if (has("files_read") && has("background") && has("elapsed_s"))
+        || (d["workload"] == "readmany" && d["results"].is_array())
+    {
         Some(Kind::Readmany)
     } else if has("change_pct") && has("a_cv_pct") && has("test") {
         Some(Kind::Compare)
     } else if has("fio version") && d["jobs"].is_array() {
         Some(Kind::Fio)
+    } else if has("queue_trace") && d["seeks"].is_array() {
+        Some(Kind::Trace)
     } else {
         None
     }
@@ -289,8 +297,20 @@ fn repro(d: &Value, i: usize) -> Result<Vec<Section>, String> {
     Ok(out)
 }
 
+/// Simulated runs are rows themselves; a real run's document holds its rows in
+/// `results` (with `writer` for the streaming write).
 fn readmany(docs: &[&Value]) -> Result<Vec<Section>, String> {
-    readmany_rows(docs, "readmany")
+    let mut rows: Vec<Value> = Vec::new();
+    for d in docs {
+        match d["results"].as_array() {
+            Some(v) => rows.extend(v.iter().map(|r| {
+                let bg = if r["writer"] == true { "stream-write" } else { "none" };
+                serde_json::json!({"scheduler": r["scheduler"], "background": bg, "elapsed_s": r["elapsed_s"]})
+            })),
+            None => rows.push((*d).clone()),
+        }
+    }
+    readmany_rows(&rows.iter().collect::<Vec<_>>(), "readmany")
 }
 
 /// Elapsed times (beside the seed's where the rows carry `seed_s`), and per run its
@@ -328,7 +348,9 @@ fn readmany_rows(rows: &[&Value], id: &str) -> Result<Vec<Section>, String> {
         Section { heading: "Read-many: the disk's reads and writes over time".into(), ..Default::default() };
     timelines.text.push(
         "vmstat's bi and bo (MiB/s read and written by the device, each second) while the command ran, per run \
-         under a background load; the command's start and end marked."
+         under a background load; the command's start and end marked. The seed report's vmstat lines are the \
+         triangles: it printed them without their time in the run, so they are drawn one a second from the \
+         command's start (AS's first three, with no reads, came before its reads began)."
             .into(),
     );
     let mut seeks = Section { heading: "Read-many: the seek picture".into(), ..Default::default() };
@@ -353,15 +375,24 @@ fn readmany_rows(rows: &[&Value], id: &str) -> Result<Vec<Section>, String> {
             if let Some(e) = f(&r["elapsed_s"]) {
                 marks.push((e, if r["timed_out"] == true { "timeout".into() } else { "end".into() }));
             }
+            let mut series =
+                vec![Series::new("read (bi)", Mark::Line, pt("bi")), Series::new("written (bo)", Mark::Line, pt("bo"))];
+            if let Some(sv) = r["seed_vmstat"].as_array().filter(|v| !v.is_empty()) {
+                let spt = |k: usize| -> Vec<Point> {
+                    sv.iter()
+                        .enumerate()
+                        .filter_map(|(j, l)| Some(Point::new(j as f64, l[k].as_f64()? / 1024.0)))
+                        .collect()
+                };
+                series.push(Series { color: Some(0), ..Series::new("seed's bi", Mark::Published, spt(0)) });
+                series.push(Series { color: Some(1), ..Series::new("seed's bo", Mark::Published, spt(1)) });
+            }
             timelines.charts.push(Chart {
                 id: format!("{id}-timeline-{slug}"),
                 title: format!("{}: MiB/s read and written each second", label(r)),
                 x: Axis::linear("time since the command started (s)"),
                 y: Axis::linear("MiB/s"),
-                series: vec![
-                    Series::new("read (bi)", Mark::Line, pt("bi")),
-                    Series::new("written (bo)", Mark::Line, pt("bo")),
-                ],
+                series,
                 marks,
             });
         }
@@ -525,6 +556,50 @@ fn fio(d: &Value, i: usize) -> Result<Section, String> {
         s(&d["seed"])
     ));
     Ok(sec)
+}
+
+/// The seek picture of each queue trace.
+fn traces(docs: &[&Value]) -> Section {
+    let mut sec = Section { heading: "Queue traces: the seek picture".into(), ..Default::default() };
+    sec.text.push(
+        "Each request dispatched to the device, its position (its first bio's) against time since the trace \
+         began, reads and writes apart."
+            .into(),
+    );
+    for (i, d) in docs.iter().enumerate() {
+        let v = d["seeks"].as_array().cloned().unwrap_or_default();
+        let pt = |w: bool| -> Vec<Point> {
+            v.iter()
+                .filter(|p| p["write"] == w)
+                .filter_map(|p| {
+                    Some(Point::new(p["at_ns"].as_f64()? / 1e9, p["sector"].as_f64()? * 512.0 / (1u64 << 30) as f64))
+                })
+                .collect()
+        };
+        let what = match d["run"].as_str() {
+            Some(r) => format!("{} ({r})", s(&d["queue_trace"])),
+            None => s(&d["queue_trace"]),
+        };
+        sec.text.push(format!(
+            "{what}: scheduler {}; {} of its {} dispatches drawn.",
+            s(&d["sched"]),
+            v.len(),
+            s(&d["dispatches"])
+        ));
+        sec.charts.push(Chart {
+            id: format!("trace{}-seeks", i + 1),
+            title: format!(
+                "{} (trace {}): each dispatched request's position",
+                s(&d["sched"]).split(':').next().unwrap_or_default(),
+                i + 1
+            ),
+            x: Axis::linear("time since the trace began (s)"),
+            y: Axis::linear("position on the disk (GiB)"),
+            series: vec![Series::new("read", Mark::Dots, pt(false)), Series::new("write", Mark::Dots, pt(true))],
+            marks: Vec::new(),
+        });
+    }
+    sec
 }
 
 /// A chart id's part from a label: letters and digits, the rest `-`.

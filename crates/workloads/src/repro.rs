@@ -92,6 +92,41 @@ pub const SEED_READMANY: [(&str, &str, Option<f64>); 4] = [
 /// Reading the tree with no competing I/O.
 pub const SEED_READMANY_UNLOADED_S: f64 = 7.9;
 
+/// The vmstat lines the read-many report printed under the streaming write, `(bi, bo)`
+/// (1 KiB blocks per second), per row label. The report gives no time for them: they are
+/// consecutive seconds from somewhere in the run (AS's first three, with `bi` 0, before
+/// the reads began).
+pub const SEED_READMANY_VMSTAT: [(&str, &[(u64, u64)]); 3] = [
+    ("2.5.61+hacks", &[(852, 17664), (1940, 16208), (324, 20228), (500, 20856), (348, 20272), (212, 21564)]),
+    (
+        "2.5.61+CFQ",
+        &[
+            (180, 38368),
+            (324, 25196),
+            (252, 26948),
+            (380, 23204),
+            (2616, 25824),
+            (496, 29416),
+            (352, 29364),
+            (344, 22100),
+        ],
+    ),
+    (
+        "2.5.61+AS",
+        &[
+            (0, 22388),
+            (0, 21968),
+            (296, 19552),
+            (5112, 14588),
+            (17512, 8500),
+            (12812, 9560),
+            (17216, 7200),
+            (9712, 8972),
+            (8428, 17784),
+        ],
+    ),
+];
+
 #[derive(Clone, Debug)]
 pub struct ReproConfig {
     pub quick: bool,
@@ -214,6 +249,10 @@ pub struct ReadmanyRow {
     /// report's seek picture.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub seeks: Vec<Dispatched>,
+    /// The seed report's vmstat lines for this row ([`SEED_READMANY_VMSTAT`]), `[bi, bo]`;
+    /// none in quick runs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub seed_vmstat: Vec<[u64; 2]>,
 }
 
 /// The window of each read-many run under the streaming write whose dispatches the
@@ -389,6 +428,14 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
                     start_s: r.start_s,
                     vmstat: r.vmstat.clone(),
                     seeks: r.seeks.clone(),
+                    seed_vmstat: match bg {
+                        Background::StreamWrite if !cfg.quick => SEED_READMANY_VMSTAT
+                            .iter()
+                            .find(|(l, _)| l == label)
+                            .map(|(_, v)| v.iter().map(|&(bi, bo)| [bi, bo]).collect())
+                            .unwrap_or_default(),
+                        _ => Vec::new(),
+                    },
                 });
             }
         }
@@ -817,6 +864,7 @@ mod tests {
             start_s: 20.0,
             vmstat: Vec::new(),
             seeks: Vec::new(),
+            seed_vmstat: Vec::new(),
         };
         let m = [row("as", 16.0), row("deadline", 400.0), row("cfq-v1", 500.0)];
         let c6 = claims(&setup, false, 26.0, &[], &m).into_iter().find(|c| c.id == 6).unwrap();
