@@ -370,6 +370,42 @@ fn disk_commands() {
     }
 }
 
+/// `disk replay`: a validation trace scores as `disk validate` does; the measured `.outv`
+/// scores it too; a trace of one's own replays with open arrivals; a bad line is named.
+#[test]
+fn disk_replay_runs_a_users_trace_through_the_model() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/disksim/");
+    let (parv, tr, outv) =
+        (format!("{data}cheetah9LP.parv"), format!("{data}cheetah9LP.trace"), format!("{data}cheetah9LP.outv"));
+    let o = iosched(&["disk", "replay", "--drive", &parv, "--trace", &tr, "--outv", &outv, "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let s = &v["summary"];
+    let val: serde_json::Value =
+        serde_json::from_str(&stdout(&iosched(&["disk", "validate", "cheetah9LP", "--json"]))).unwrap();
+    let d = s["vs_trace"]["demerit_ms"].as_f64().unwrap();
+    assert!((d - val[0]["demerit_ms"].as_f64().unwrap()).abs() < 1e-9, "{d} vs {}", val[0]["demerit_ms"]);
+    assert!((s["service_mean_ms"].as_f64().unwrap() - val[0]["sim_mean_ms"].as_f64().unwrap()).abs() < 1e-9);
+    // The .outv's histogram is binned: the same figure within its bins' width.
+    let dv = s["vs_outv"]["demerit_ms"].as_f64().unwrap();
+    assert!((dv - d).abs() < 0.05, "outv {dv} vs trace {d}");
+    assert_eq!(v["requests"].as_array().unwrap().len(), s["requests"].as_u64().unwrap() as usize);
+
+    let own = TempPath::new("own.trace");
+    std::fs::write(&own.0, "# arrival_ms devno blkno bcount flags\n0 0 100 8 1\n0.5 0 900000 8 1\n40 0 108 8 0\n")
+        .unwrap();
+    let o = iosched(&["disk", "replay", "--drive", "ide-2003", "--trace", own.s()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("DiskSim ascii (open arrivals)") && text.contains("3 requests"), "{text}");
+    let rows = text.lines().filter(|l| matches!(l.split_whitespace().nth(1), Some("R" | "W"))).count();
+    assert_eq!(rows, 3, "{text}");
+    std::fs::write(&own.0, "0 0 100 8 1\n1 0 x 8 1\n").unwrap();
+    let o = iosched(&["disk", "replay", "--drive", "ide-2003", "--trace", own.s()]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains(&format!("{}:2: field 3 (blkno)", own.s())), "{}", stderr(&o));
+}
+
 #[test]
 fn mapped_flag_is_checked_and_shown() {
     // Shown in the machine line so a run can be repeated.

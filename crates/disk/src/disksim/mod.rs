@@ -19,6 +19,7 @@
 
 pub mod data;
 pub mod parse;
+pub mod replay;
 pub mod validate;
 
 use std::path::Path;
