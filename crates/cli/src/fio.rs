@@ -3,7 +3,7 @@
 
 use crate::record;
 use crate::sim::{MachineArgs, Progress, specs, specs_fit};
-use iosched_benchmarks::fio::report::{json, normal};
+use iosched_benchmarks::fio::report::{Format, json, normal};
 use iosched_benchmarks::fio::{self, Context};
 use iosched_workloads::fio::{FioConfig, run};
 use iosched_workloads::machine::Machine;
@@ -23,7 +23,8 @@ pub struct Args {
     /// A setting for every scheduler (key=value; repeatable, each key once).
     #[arg(long)]
     pub set: Vec<String>,
-    /// normal (fio's text, in outline) or json (fio's JSON document, one per scheduler).
+    /// normal (fio's text, in outline), json (fio's JSON document, one per scheduler) or
+    /// json+ (the JSON with each direction's completion-latency histogram, fio's `bins`).
     #[arg(long, default_value = "normal")]
     pub output_format: String,
     /// Write the report to FILE instead of standard output (a file we did not create is
@@ -43,17 +44,9 @@ pub struct Args {
     pub job_options: Vec<String>,
 }
 
-/// `--output-format`: whether it asks for fio's JSON (`json`) or its text (`normal`).
-pub fn json_format(f: &str) -> Result<bool, String> {
-    match f {
-        "normal" => Ok(false),
-        "json" => Ok(true),
-        other => Err(format!("--output-format {other}: expected normal or json")),
-    }
-}
-
 pub fn main(a: Args) -> Result<(), String> {
-    let json_out = json_format(&a.output_format)?;
+    let format = Format::parse(&a.output_format)?;
+    let json_out = format != Format::Normal;
     let d = iosched_workloads::compare::machine_2007(a.machine.seed);
     let m: Machine = a.machine.machine_on(&d.disk, &format!("{}M", d.mem_bytes >> 20), &d.cpu, &d.host)?;
     let env = |v: &str| std::env::var(v).ok();
@@ -105,7 +98,7 @@ pub fn main(a: Args) -> Result<(), String> {
         if let (Some(base), Some(t)) = (a.record_trace.as_deref(), r.trace.take()) {
             record::write(base, &t, i + 1, specs.len(), json_out)?;
         }
-        let mut v = json(&r.report);
+        let mut v = format.json(&r.report).unwrap_or_else(|| json(&r.report));
         v["machine"] = cfg.machine.json();
         p.suspend(|| -> Result<(), String> {
             let text = if json_out {

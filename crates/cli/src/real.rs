@@ -37,7 +37,8 @@ struct FioJobArgs {
     report: crate::report::ReportArg,
     /// fio job files (fio 3.x syntax).
     jobfiles: Vec<PathBuf>,
-    /// normal (fio's text, in outline) or json (fio's JSON document, one per scheduler).
+    /// normal (fio's text, in outline), json (fio's JSON document, one per scheduler) or
+    /// json+ (with each direction's completion-latency histogram, fio's `bins`).
     #[arg(long, default_value = "normal")]
     output_format: String,
     /// fio job options after `--` (`--name=N` starts a job; options before it are global).
@@ -359,7 +360,8 @@ pub fn run(a: Args) -> Result<(), String> {
 
 fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
     use iosched_benchmarks::fio::{self, Context};
-    let json_out = crate::fio::json_format(&a.output_format)?;
+    let format = iosched_benchmarks::fio::report::Format::parse(&a.output_format)?;
+    let json_out = format != iosched_benchmarks::fio::report::Format::Normal;
     let c = &a.common;
     let env = |v: &str| std::env::var(v).ok();
     let read = |p: &std::path::Path| iosched_disk::input::read_text(p, fio::MAX_JOB_FILE);
@@ -380,7 +382,7 @@ fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
     )?;
     let mut docs = Vec::new();
     for (r, _) in &results {
-        let mut v = iosched_benchmarks::fio::report::json(r);
+        let mut v = format.json(r).unwrap_or_else(|| iosched_benchmarks::fio::report::json(r));
         v["target"] = serde_json::json!(c.target);
         v["emulate"] = serde_json::json!(c.emulate);
         if json_out {

@@ -118,7 +118,58 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[k.clamp(1, sorted.len()) - 1]
 }
 
-fn dir_json(d: &DirStats, runtime_ms: u64) -> Value {
+/// fio's latency histogram (`stat.h`, `stat.c`): 64 buckets per power of two above 128 ns
+/// (each within 1/128 of its value), 29 groups, the last bucket holding everything beyond.
+pub mod plat {
+    pub const BITS: u32 = 6;
+    pub const VAL: u64 = 1 << BITS;
+    pub const GROUP_NR: u64 = 29;
+    pub const NR: usize = (GROUP_NR * VAL) as usize;
+
+    /// `plat_val_to_idx`: the bucket of a latency of `v` ns.
+    pub fn val_to_idx(v: u64) -> usize {
+        let msb = if v == 0 { 0 } else { 63 - v.leading_zeros() };
+        // Up to 2^(BITS+1) the value is its own index: no bit is rounded off.
+        if msb <= BITS {
+            return v as usize;
+        }
+        let error_bits = msb - BITS;
+        let base = ((error_bits + 1) as u64) << BITS;
+        let offset = (VAL - 1) & (v >> error_bits);
+        ((base + offset) as usize).min(NR - 1)
+    }
+
+    /// `plat_idx_to_val`: the value fio prints for bucket `i`, the middle of its range.
+    pub fn idx_to_val(i: usize) -> u64 {
+        let i = i as u64;
+        if i < (VAL << 1) {
+            return i;
+        }
+        let error_bits = (i >> BITS) - 1;
+        let base = 1u64 << (error_bits + BITS as u64);
+        let k = i % VAL;
+        // fio computes `base + (k + 0.5) * 2^error_bits` in double and truncates; with
+        // error_bits ≥ 1 the half is whole, so this integer form is the same number.
+        base + (2 * k + 1) * (1 << error_bits) / 2
+    }
+}
+
+/// fio's json+ `bins`: each non-empty histogram bucket's value (ns, as a string key) and
+/// its count.
+fn bins(clat_ns: &[u64]) -> serde_json::Map<String, Value> {
+    let mut counts = vec![0u64; plat::NR];
+    for &v in clat_ns {
+        counts[plat::val_to_idx(v)] += 1;
+    }
+    counts
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, c)| (plat::idx_to_val(i).to_string(), json!(c)))
+        .collect()
+}
+
+fn dir_json(d: &DirStats, runtime_ms: u64, plus: bool) -> Value {
     let (min, max, mean, sd) = summary(&d.clat_ns);
     let mut sorted = d.clat_ns.clone();
     sorted.sort_unstable();
@@ -134,6 +185,10 @@ fn dir_json(d: &DirStats, runtime_ms: u64) -> Value {
     let mut clat = lat.clone();
     if !pct.is_empty() {
         clat["percentile"] = Value::Object(pct);
+        // As fio: the histogram where there are percentiles (samples).
+        if plus {
+            clat["bins"] = Value::Object(bins(&d.clat_ns));
+        }
     }
     json!({
         "io_bytes": d.io_bytes,
@@ -153,6 +208,16 @@ fn dir_json(d: &DirStats, runtime_ms: u64) -> Value {
 /// fio's `--output-format=json` document for a run, with the fields this model computes
 /// (`docs/fio.md` lists those it leaves out). Deterministic: times are the simulation's.
 pub fn json(r: &Report) -> Value {
+    json_with(r, false)
+}
+
+/// fio's `--output-format=json+`: [`json`] with each direction's completion-latency
+/// histogram (`clat_ns.bins`, fio's buckets).
+pub fn json_plus(r: &Report) -> Value {
+    json_with(r, true)
+}
+
+fn json_with(r: &Report, plus: bool) -> Value {
     let entries = entries(r);
     let jobs: Vec<Value> = entries
         .iter()
@@ -162,8 +227,10 @@ pub fn json(r: &Report) -> Value {
                 "jobname": j.name,
                 "groupid": j.groupid,
                 "error": 0,
-                "read": dir_json(&j.dirs[0], ms),
-                "write": dir_json(&j.dirs[1], ms),
+                "read": dir_json(&j.dirs[0], ms, plus),
+                "write": dir_json(&j.dirs[1], ms, plus),
+                // No trim is modelled (a job that asks for one is refused): none was issued.
+                "trim": dir_json(&DirStats::default(), ms, plus),
                 "sync": { "total_ios": j.fsyncs },
                 "job_runtime": ms,
             })
@@ -184,6 +251,34 @@ pub fn json(r: &Report) -> Value {
             })).collect::<Vec<_>>(),
         },
     })
+}
+
+/// The report formats of `--output-format`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    Normal,
+    Json,
+    JsonPlus,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Result<Format, String> {
+        match s {
+            "normal" => Ok(Format::Normal),
+            "json" => Ok(Format::Json),
+            "json+" => Ok(Format::JsonPlus),
+            other => Err(format!("--output-format {other}: expected normal, json or json+")),
+        }
+    }
+
+    /// The document for `--output-format json` or `json+`; `None` for normal.
+    pub fn json(self, r: &Report) -> Option<Value> {
+        match self {
+            Format::Normal => None,
+            Format::Json => Some(json(r)),
+            Format::JsonPlus => Some(json_plus(r)),
+        }
+    }
 }
 
 /// fio's normal output, in outline: per job its IOPS, bandwidth, completion latency and
@@ -256,6 +351,20 @@ pub fn normal(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plat_buckets_hold_their_values_within_fios_error() {
+        // Up to 2^34 ns (17 s), fio's accurate range; beyond, the last bucket.
+        for v in [0u64, 1, 127, 128, 129, 1000, 4095, 4096, 123_456, 10_000_000, 1 << 33] {
+            let i = plat::val_to_idx(v);
+            let back = plat::idx_to_val(i);
+            assert!(back.abs_diff(v) as f64 <= v as f64 / 64.0 + 1.0, "{v} -> {i} -> {back}");
+        }
+        // The same examples as fio's own reasoning: 0..128 exact; 129 shares 128's bucket.
+        assert_eq!(plat::idx_to_val(plat::val_to_idx(100)), 100);
+        assert_eq!(plat::val_to_idx(128), plat::val_to_idx(129));
+        assert_eq!(plat::val_to_idx(u64::MAX), plat::NR - 1);
+    }
 
     fn job(name: &str, group: u32, gr: bool, bytes: u64, us: u64) -> JobResult {
         let d = DirStats { io_bytes: bytes, total_ios: 1, clat_ns: vec![us * 1000], bw_log: vec![bytes] };

@@ -167,7 +167,6 @@ pub fn our_fio_json_keys_are_fios() {
                 "eta",
                 "elapsed",
                 "job options",
-                "trim",
                 "usr_cpu",
                 "sys_cpu",
                 "ctx",

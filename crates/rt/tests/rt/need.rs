@@ -2,7 +2,7 @@
 //!
 //! A test that needs io_uring, root, loop devices, `mkfs.ext4`, a tmpfs with O_DIRECT,
 //! fio or Chromium declares it when it is registered (`main.rs` here; the CLI's report
-//! test, `crates/cli/tests/report.rs`, uses this same module). Where a need is missing the test is
+//! test, `crates/cli/tests/tools/report.rs`, uses this same module). Where a need is missing the test is
 //! reported as `ignored` — so cargo's summary line counts it — and one `SKIP` line on
 //! stderr names the need and why it is missing. With `IOSCHED_TEST_REQUIRE=all` (set by
 //! `.ci/run`, whose machine has all of them) or a comma list of needs

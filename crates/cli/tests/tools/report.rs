@@ -1,49 +1,11 @@
 //! The report (`--report DIR`, `iosched report`) as a reader meets it: the repro page
 //! rendered in headless Chromium with no network, every chart's SVG read back against the
 //! data beside it, and the page drawn again from saved `--json` output, byte for byte.
-//!
-//! A harness of its own (`harness = false`): the browser test needs Chromium, and a
-//! missing need is counted as ignored, or fails under `IOSCHED_TEST_REQUIRE` (the rt
-//! tests' rule, from their `need` module).
 
-#[path = "../../rt/tests/rt/need.rs"]
-#[allow(dead_code)]
-mod need;
-
-use need::{Need, trial};
+use crate::{TempDir, iosched};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn iosched(args: &[&str]) -> std::process::Output {
-    let o = Command::new(env!("CARGO_BIN_EXE_iosched")).args(args).output().expect("run iosched");
-    assert!(o.status.success(), "iosched {args:?}: {}", String::from_utf8_lossy(&o.stderr));
-    o
-}
-
-/// A fresh directory, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("iosched-report-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        TempDir(p)
-    }
-    fn join(&self, p: &str) -> PathBuf {
-        self.0.join(p)
-    }
-    fn s(&self, p: &str) -> String {
-        self.join(p).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// `repro --quick --json --report`, its JSON saved beside the report.
 fn repro_report(t: &TempDir) -> PathBuf {
@@ -117,7 +79,7 @@ fn check_chart(dir: &Path, id: &str) -> usize {
 }
 
 /// Every chart kind of the repro page is there, and each SVG shows its data.
-fn repro_charts_show_their_data() {
+pub fn repro_charts_show_their_data() {
     let t = TempDir::new("charts");
     let dir = repro_report(&t);
     let ids = charts(&dir);
@@ -136,7 +98,7 @@ fn repro_charts_show_their_data() {
 }
 
 /// compare's and fio's charts, drawn from their runs.
-fn compare_and_fio_charts_show_their_data() {
+pub fn compare_and_fio_charts_show_their_data() {
     let t = TempDir::new("cmp");
     iosched(&[
         "compare",
@@ -168,7 +130,7 @@ fn compare_and_fio_charts_show_their_data() {
 }
 
 /// A queue trace (`--record`) draws its seek picture; `--window` picks the part.
-fn a_recorded_trace_draws_its_seek_picture() {
+pub fn a_recorded_trace_draws_its_seek_picture() {
     let t = TempDir::new("trace");
     let tr = t.s("run.trace");
     iosched(&["tiobench", "--sched", "as", "--threads", "2", "--size", "8M", "--record", &tr]);
@@ -199,7 +161,7 @@ fn a_recorded_trace_draws_its_seek_picture() {
 
 /// The page is self-contained: no script, no external file or address (the only URL is
 /// SVG's namespace, which nothing fetches).
-fn the_page_references_nothing_outside_it() {
+pub fn the_page_references_nothing_outside_it() {
     let t = TempDir::new("offline");
     let dir = repro_report(&t);
     let html = std::fs::read_to_string(dir.join("index.html")).unwrap();
@@ -212,7 +174,7 @@ fn the_page_references_nothing_outside_it() {
 }
 
 /// `iosched report` on the saved `--json` draws the same bytes as `--report` did.
-fn a_report_from_saved_json_is_the_same_bytes() {
+pub fn a_report_from_saved_json_is_the_same_bytes() {
     let t = TempDir::new("again");
     let dir = repro_report(&t);
     iosched(&["report", &t.s("repro.json"), "--out", &t.s("again")]);
@@ -239,7 +201,7 @@ fn a_report_from_saved_json_is_the_same_bytes() {
 /// Chromium, in a network namespace of its own (no network at all), renders the page:
 /// it loads with no console error, the DOM holds every chart, and the screenshot is not
 /// blank (many pixels neither white nor one colour).
-fn chromium_renders_the_page_without_network() {
+pub fn chromium_renders_the_page_without_network() {
     let t = TempDir::new("browser");
     let dir = repro_report(&t);
     let url = format!("file://{}", dir.join("index.html").display());
@@ -273,21 +235,4 @@ fn chromium_renders_the_page_without_network() {
     assert!(info.width == 1100 && info.height == 2400, "{}x{}", info.width, info.height);
     assert!(ink > pixels.len() / 200, "the screenshot is nearly blank: {ink} dark pixels of {}", pixels.len());
     assert!(blue > 100, "no series drawn in the screenshot ({blue} pixels of the first series' colour)");
-}
-
-fn main() {
-    let args = libtest_mimic::Arguments::from_args();
-    let tests = vec![
-        trial("report::repro_charts_show_their_data", &[], repro_charts_show_their_data),
-        trial("report::compare_and_fio_charts_show_their_data", &[], compare_and_fio_charts_show_their_data),
-        trial("report::the_page_references_nothing_outside_it", &[], the_page_references_nothing_outside_it),
-        trial("report::a_recorded_trace_draws_its_seek_picture", &[], a_recorded_trace_draws_its_seek_picture),
-        trial("report::a_report_from_saved_json_is_the_same_bytes", &[], a_report_from_saved_json_is_the_same_bytes),
-        trial(
-            "report::chromium_renders_the_page_without_network",
-            &[Need::Chromium, Need::Root],
-            chromium_renders_the_page_without_network,
-        ),
-    ];
-    libtest_mimic::run(&args, tests).exit();
 }
