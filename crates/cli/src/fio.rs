@@ -44,13 +44,25 @@ pub struct Args {
     pub job_options: Vec<String>,
 }
 
+/// A `write_iolog` file may be written if it is new, empty, or a fio iolog already.
+fn check_iolog_target(p: &std::path::Path) -> Result<(), String> {
+    use std::io::Read as _;
+    let Ok(mut f) = std::fs::File::open(p) else { return Ok(()) };
+    let mut head = [0u8; 11];
+    let n = f.read(&mut head).map_err(|e| format!("write_iolog {}: {e}", p.display()))?;
+    if n == 0 || head[..n].starts_with(b"fio version") {
+        return Ok(());
+    }
+    Err(format!("write_iolog {}: exists and is not a fio iolog; not replaced", p.display()))
+}
+
 pub fn main(a: Args) -> Result<(), String> {
     let format = Format::parse(&a.output_format)?;
     let json_out = format != Format::Normal;
     let d = iosched_workloads::compare::machine_2007(a.machine.seed);
     let m: Machine = a.machine.machine_on(&d.disk, &format!("{}M", d.mem_bytes >> 20), &d.cpu, &d.host)?;
     let env = |v: &str| std::env::var(v).ok();
-    let read = |p: &std::path::Path| iosched_disk::input::read_text(p, fio::MAX_JOB_FILE);
+    let read = |p: &std::path::Path, limit: u64| iosched_disk::input::read_text(p, limit);
     let cpus = iosched_sim::CpuProfile::by_name(&m.cpu)?.cpus as u64;
     let ctx = Context { pagesize: 4096, mb_memory: m.mem_bytes >> 20, ncpus: cpus, env: &env, read: &read };
     let jobs = fio::load(&a.jobfiles, &a.job_options, &ctx).map_err(|e| e.to_string())?;
@@ -90,6 +102,25 @@ pub fn main(a: Args) -> Result<(), String> {
         None => Box::new(std::io::stdout().lock()),
     };
     a.report.check()?;
+    // Each job's write_iolog, per run (`PATH.<n>` with several schedulers), checked before
+    // anything runs: only a new or empty file, or an earlier fio iolog, is written.
+    let iolog_path = |path: &str, i: usize| -> PathBuf {
+        if specs.len() == 1 { PathBuf::from(path) } else { PathBuf::from(format!("{path}.{}", i + 1)) }
+    };
+    for j in &cfg.jobs.jobs {
+        if let Some(path) = &j.write_iolog {
+            if j.numjobs > 1 {
+                return Err(format!(
+                    "{}: job `{}`: write_iolog={path} with numjobs={}: the clones would write one file (fio \
+                     intersperses them); give each job its own",
+                    j.origin, j.section, j.numjobs
+                ));
+            }
+            for i in 0..specs.len() {
+                check_iolog_target(&iolog_path(path, i))?;
+            }
+        }
+    }
     let p = Progress::new("runs");
     let mut docs = Vec::new();
     for (i, s) in specs.iter().enumerate() {
@@ -97,6 +128,10 @@ pub fn main(a: Args) -> Result<(), String> {
         let mut r = run(s, &cfg).map_err(String::from)?;
         if let (Some(base), Some(t)) = (a.record_trace.as_deref(), r.trace.take()) {
             record::write(base, &t, i + 1, specs.len(), json_out)?;
+        }
+        for (path, text) in &r.iologs {
+            let p = iolog_path(path, i);
+            std::fs::write(&p, text).map_err(|e| format!("write_iolog {}: {e}", p.display()))?;
         }
         let mut v = format.json(&r.report).unwrap_or_else(|| json(&r.report));
         v["machine"] = cfg.machine.json();

@@ -364,7 +364,7 @@ fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
     let json_out = format != iosched_benchmarks::fio::report::Format::Normal;
     let c = &a.common;
     let env = |v: &str| std::env::var(v).ok();
-    let read = |p: &std::path::Path| iosched_disk::input::read_text(p, fio::MAX_JOB_FILE);
+    let read = |p: &std::path::Path, limit: u64| iosched_disk::input::read_text(p, limit);
     // The keywords are this machine's: the jobs run here.
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let ctx = Context { pagesize: 4096, mb_memory: 0, ncpus: cpus, env: &env, read: &read };

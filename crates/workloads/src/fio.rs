@@ -26,6 +26,10 @@
 //! - **Syncs**: `fsync=N` / `fdatasync=N` after every N writes, `end_fsync`,
 //!   `fsync_on_close`.
 //! - **Priority**: `prioclass` / `prio` as the job's I/O priority.
+//! - **Logs**: with `read_iolog` the log's I/Os replace the job's pattern, on the log's
+//!   own files (each as large as its furthest I/O), timed as fio's `delay_since_ttime`
+//!   and `iolog_delay` time them (`iosched_benchmarks::fio::iolog`); `write_iolog`
+//!   records what the job issued, returned in [`FioRun::iologs`] for the caller to write.
 //!
 //! Refused, with the job named: trim (`rw=trim`, …), the distributions other than uniform
 //! (`zipf`, `pareto`, `normal`: not yet modelled), `cmdprio_percentage`, a percentage for
@@ -33,6 +37,7 @@
 
 use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
+use iosched_benchmarks::fio::iolog::{Action, Iolog, Issued, write_v3};
 use iosched_benchmarks::fio::job::{Distribution, Engine, Job, JobSet, Pattern, RateProcess};
 use iosched_benchmarks::fio::report::{DirStats, JobResult, Report};
 use iosched_benchmarks::fio::stream::{JobStream, Region};
@@ -45,6 +50,10 @@ use iosched_sim::{FileId, Outcome, ProgCtx, Program, SysOp, TaskId};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
+use std::sync::Arc;
+
+/// A log's actions (the name `Action` reads as the log's in this file).
+type LogAction = Action;
 
 /// A set of fio jobs to run on a machine.
 #[derive(Clone, Debug)]
@@ -60,6 +69,9 @@ pub struct FioConfig {
 pub struct FioRun {
     pub report: Report,
     pub trace: Option<Trace>,
+    /// Each `write_iolog=`: (the path as the job gives it, the log's text, fio iolog v3),
+    /// in job order; the caller writes them.
+    pub iologs: Vec<(String, String)>,
 }
 
 /// The fio jobs under `spec`.
@@ -68,6 +80,7 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
         check(j)?;
     }
     let results: Shared<Vec<Option<JobResult>>> = Rc::new(RefCell::new(Vec::new()));
+    let iologs: Shared<Vec<(usize, String, String)>> = Rc::new(RefCell::new(Vec::new()));
     let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
     let ((), Finished { trace, .. }) = cfg.machine.run(spec, &run, |sim| {
         let root = sim.fs.root();
@@ -78,9 +91,14 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
             let group = cfg.jobs.groups[ji] as usize;
             for clone in 0..job.numjobs {
                 thread_number += 1;
-                let (start, len) = job.file_region(clone).expect("checked");
-                let files: Vec<JobFile> =
-                    job.file_names(clone).iter().map(|n| JobFile { id: ids[n], start, len }).collect();
+                let files: Vec<JobFile> = match job.replay_files() {
+                    // A replayed log's files, each whole: its offsets are the file's own.
+                    Some(v) => v.iter().map(|(n, size)| JobFile { id: ids[n], start: 0, len: *size }).collect(),
+                    None => {
+                        let (start, len) = job.file_region(clone).expect("checked");
+                        job.file_names(clone).iter().map(|n| JobFile { id: ids[n], start, len }).collect()
+                    }
+                };
                 while groups.len() <= group {
                     groups.push(Vec::new());
                 }
@@ -98,6 +116,7 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
                     cfg.machine.seed,
                     slot,
                     results.clone(),
+                    iologs.clone(),
                 ));
             }
         }
@@ -115,7 +134,9 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
         jobs,
         warnings: cfg.jobs.warnings.clone(),
     };
-    Ok(FioRun { report, trace })
+    let mut logs = iologs.borrow_mut().drain(..).collect::<Vec<_>>();
+    logs.sort_by_key(|l| l.0);
+    Ok(FioRun { report, trace, iologs: logs.into_iter().map(|(_, p, t)| (p, t)).collect() })
 }
 
 /// What this executor refuses, by the job.
@@ -138,6 +159,12 @@ fn check(j: &Job) -> Result<(), Error> {
     }
     if j.filesize.is_some_and(|(a, b)| a != b) {
         return bad("a filesize range is not modelled; give one size");
+    }
+    if j.iolog.is_some() {
+        if j.loops > 1 {
+            return bad("loops with read_iolog is not modelled: a log is replayed once");
+        }
+        return Ok(());
     }
     if j.size.is_none() && j.filesize.is_none() {
         return bad("no size: fio needs size= or filesize= for a file it creates");
@@ -163,7 +190,7 @@ fn make_files(
     root: iosched_sim::DirId,
     jobs: &JobSet,
 ) -> Result<std::collections::HashMap<String, FileId>, String> {
-    for job in &jobs.jobs {
+    for job in jobs.jobs.iter().filter(|j| j.iolog.is_none()) {
         let (_, per_file) = job.file_region(0).expect("checked");
         if per_file < job.min_bs() {
             return Err(format!(
@@ -259,7 +286,21 @@ struct Worker {
     think_sleep: Option<Duration>,
     /// The I/O chosen but held back by the rate limit.
     held: Option<(bool, usize, u64, u64)>,
+    /// `read_iolog`: the log and the next entry to replay.
+    replay: Option<(Arc<Iolog>, usize)>,
+    /// When the last I/O was issued (a log's delays count from it).
+    last_issue: Instant,
+    /// When completions were last reaped while waiting for a log's next time.
+    reaped_at: Option<Instant>,
+    /// `write_iolog`: every I/O issued, (µs since the job started, file, action, offset,
+    /// length).
+    logged: Option<Vec<Issued>>,
+    iologs: Shared<Vec<(usize, String, String)>>,
 }
+
+/// While a replayed log's next I/O is not due and I/Os are in flight, completions are
+/// reaped at least this often (fio polls them in `iolog_delay`).
+const REPLAY_REAP_STEP: Duration = Duration::from_millis(1);
 
 impl Worker {
     #[allow(clippy::too_many_arguments)]
@@ -272,6 +313,7 @@ impl Worker {
         machine_seed: u64,
         slot: usize,
         results: Shared<Vec<Option<JobResult>>>,
+        iologs: Shared<Vec<(usize, String, String)>>,
     ) -> Worker {
         let regions: Vec<Region> = files.iter().map(|f| Region { start: f.start, len: f.len }).collect();
         let region_bytes: u64 = files.iter().map(|f| f.len).sum();
@@ -300,6 +342,11 @@ impl Worker {
             think_due: 0,
             think_sleep: None,
             held: None,
+            replay: job.iolog.clone().map(|l| (l, 0)),
+            last_issue: Instant::ZERO,
+            reaped_at: None,
+            logged: job.write_iolog.is_some().then(Vec::new),
+            iologs,
         }
     }
 
@@ -319,7 +366,85 @@ impl Worker {
         if self.out_of_time(now) {
             return false;
         }
+        if let Some((log, next)) = &self.replay {
+            return *next < log.entries.len();
+        }
         self.job.time_based || self.issued_bytes < self.target_bytes
+    }
+
+    /// Note an issued I/O for `write_iolog`.
+    fn log_issue(&mut self, now: Instant, file: usize, action: Action, offset: u64, len: u64) {
+        let t = now.saturating_duration_since(self.t0).as_micros() as u64;
+        if let Some(v) = &mut self.logged {
+            v.push((t, file, action, offset, len));
+        }
+    }
+
+    /// The next step of a replayed log (`read_iolog_get`, `iolog_delay`), or `None` when
+    /// the log is done.
+    fn replay_step(&mut self, now: Instant) -> Option<SysOp> {
+        let (log, next) = self.replay.clone()?;
+        let e = *log.entries.get(next)?;
+        if let LogAction::Wait(us) = e.action {
+            self.replay = Some((log, next + 1));
+            if us == 0 {
+                return self.replay_step(now);
+            }
+            self.pending = Pending::Other;
+            return Some(SysOp::Sleep(Duration::from_micros(us)));
+        }
+        let due = self.last_issue
+            + Duration::from_micros(log.delay_us(next, self.job.replay_time_scale, self.job.replay_no_stall));
+        if now < due {
+            self.pending = Pending::Other;
+            if !self.inflight.is_empty() {
+                if self.reaped_at != Some(now) {
+                    self.reaped_at = Some(now);
+                    self.pending = Pending::Reap;
+                    return Some(SysOp::AioWait { min: 0 });
+                }
+                return Some(SysOp::Sleep((due - now).min(REPLAY_REAP_STEP)));
+            }
+            return Some(SysOp::Sleep(due - now));
+        }
+        let file = self.files[e.file].id;
+        match e.action {
+            LogAction::Sync | LogAction::Datasync => {
+                if !self.inflight.is_empty() {
+                    self.pending = Pending::Reap;
+                    return Some(SysOp::AioWait { min: 1 });
+                }
+                self.replay = Some((log, next + 1));
+                self.last_issue = now;
+                self.log_issue(now, e.file, e.action, 0, 0);
+                self.pending = Pending::Fsync;
+                Some(SysOp::Fsync { file })
+            }
+            LogAction::Read | LogAction::Write => {
+                if self.is_async() && self.inflight.len() >= self.job.iodepth as usize {
+                    self.pending = Pending::Reap;
+                    return Some(SysOp::AioWait { min: 1 });
+                }
+                let write = e.action == LogAction::Write;
+                self.replay = Some((log, next + 1));
+                self.last_issue = now;
+                self.issued_bytes += e.len;
+                self.ios += 1;
+                if write {
+                    self.wrote = true;
+                }
+                self.log_issue(now, e.file, e.action, e.offset, e.len);
+                let op = self.data_op(write, file, e.offset, e.len);
+                if self.is_async() {
+                    self.inflight.push_back((write, e.len, now));
+                    self.pending = Pending::Other;
+                } else {
+                    self.pending = Pending::Data { write, bytes: e.len, at: now };
+                }
+                Some(op)
+            }
+            LogAction::Wait(_) => unreachable!("handled above"),
+        }
     }
 
     fn account(&mut self, write: bool, bytes: u64, lat: Duration, now: Instant) {
@@ -360,6 +485,11 @@ impl Worker {
 
     fn finish(&mut self, now: Instant) {
         let runtime = now.saturating_duration_since(self.measured_from);
+        if let (Some(v), Some(path)) = (self.logged.take(), self.job.write_iolog.clone()) {
+            let names: Vec<String> = self.job.file_names(0);
+            let end = now.saturating_duration_since(self.t0).as_micros() as u64;
+            self.iologs.borrow_mut().push((self.slot, path, write_v3(&names, &v, end)));
+        }
         self.results.borrow_mut()[self.slot] = Some(JobResult {
             name: self.name.clone(),
             groupid: self.groupid,
@@ -424,10 +554,25 @@ impl Program for Worker {
                         }
                         return SysOp::Sleep(rest);
                     }
+                    if self.replay.is_some() {
+                        if self.out_of_time(now) {
+                            self.replay = None;
+                        } else if let Some(op) = self.replay_step(now) {
+                            return op;
+                        }
+                        if !self.inflight.is_empty() {
+                            self.pending = Pending::Reap;
+                            return SysOp::AioWait { min: 1 };
+                        }
+                        self.step = Step::Drain;
+                        continue;
+                    }
                     let sync_every = if self.job.fsync > 0 { self.job.fsync } else { self.job.fdatasync };
                     if sync_every > 0 && self.writes_since_sync >= sync_every as u64 && self.inflight.is_empty() {
                         self.writes_since_sync = 0;
                         self.pending = Pending::Fsync;
+                        let (f, a) = (self.last_file, if self.job.fsync > 0 { Action::Sync } else { Action::Datasync });
+                        self.log_issue(now, f, a, 0, 0);
                         return SysOp::Fsync { file: self.files[self.last_file].id };
                     }
                     let can_issue = self.more_to_issue(now)
@@ -454,6 +599,7 @@ impl Program for Worker {
                             self.writes_since_sync += 1;
                             self.wrote = true;
                         }
+                        self.log_issue(now, fi, if write { Action::Write } else { Action::Read }, offset, len);
                         let op = self.data_op(write, self.files[fi].id, offset, len);
                         if self.is_async() {
                             self.inflight.push_back((write, len, now));

@@ -11,6 +11,7 @@
 //!   file describes; and a name fio does not know is an unknown option, with the one meant
 //!   when it is a near miss. Every refusal names the file and line.
 
+use super::iolog::Iolog;
 use super::jobfile::{Error, Origin, RawOption, Section};
 use super::value::{self, KbBase, SizeOrPercent, TimeUnit};
 use iosched_core::IoPrio;
@@ -195,6 +196,16 @@ pub struct Job {
     pub create_on_open: bool,
     pub unlink: bool,
     pub kb_base: KbBase,
+    /// `read_iolog=`: the log to replay (its path as given), and the log itself once
+    /// [`super::load`] has read it.
+    pub read_iolog: Option<String>,
+    pub iolog: Option<std::sync::Arc<Iolog>>,
+    /// `write_iolog=`: where to write the I/Os the job issued (fio iolog v3); the
+    /// executors return the text and the command writes it.
+    pub write_iolog: Option<String>,
+    /// `replay_time_scale=` (percent, default 100: the log's own pace).
+    pub replay_time_scale: u32,
+    pub replay_no_stall: bool,
 }
 
 impl Job {
@@ -256,6 +267,11 @@ impl Job {
             create_on_open: false,
             unlink: false,
             kb_base: KbBase::K1024,
+            read_iolog: None,
+            iolog: None,
+            write_iolog: None,
+            replay_time_scale: 100,
+            replay_no_stall: false,
         }
     }
 
@@ -264,10 +280,13 @@ impl Job {
         if clone == 0 { self.name.clone() } else { format!("{}.{clone}", self.name) }
     }
 
-    /// The files of clone `clone`: `filename=`'s (shared by the clones), else
-    /// `section.jobnum.filenum`, with fio's clone numbering 0, N-1, …, 1 (`add_job`'s
-    /// recursion).
+    /// The files of clone `clone`: a replayed log's own files, else `filename=`'s (shared
+    /// by the clones), else `section.jobnum.filenum`, with fio's clone numbering 0, N-1,
+    /// …, 1 (`add_job`'s recursion).
     pub fn file_names(&self, clone: u32) -> Vec<String> {
+        if let Some(log) = &self.iolog {
+            return log.files.clone();
+        }
         if !self.filename.is_empty() {
             return self.filename.clone();
         }
@@ -279,6 +298,10 @@ impl Job {
     /// `offset_increment` × clone), `filesize` or `size / files` bytes. `None` when a size
     /// or offset is a percentage (of a file that has to exist first) or no size is given.
     pub fn file_region(&self, clone: u32) -> Option<(u64, u64)> {
+        if self.iolog.is_some() {
+            // Each file of a log is as large as its furthest I/O: see `replay_files`.
+            return Some((0, self.replay_files()?.iter().map(|f| f.1).max()?));
+        }
         let bytes = |v: SizeOrPercent| match v {
             SizeOrPercent::Bytes(b) => Some(b),
             SizeOrPercent::Percent(_) => None,
@@ -290,6 +313,14 @@ impl Job {
             (None, None) => return None,
         };
         Some((bytes(self.offset)? + clone as u64 * bytes(self.offset_increment)?, per_file))
+    }
+
+    /// A replayed log's files with their sizes: each as large as its furthest I/O, in
+    /// whole 4 KiB blocks (one at least).
+    pub fn replay_files(&self) -> Option<Vec<(String, u64)>> {
+        let log = self.iolog.as_ref()?;
+        let ext = log.extents();
+        Some(log.files.iter().zip(ext).map(|(n, e)| (n.clone(), e.div_ceil(4096).max(1) * 4096)).collect())
     }
 
     /// The bytes a job thread issues when not `time_based`: `io_size` (else its files'
@@ -341,6 +372,15 @@ impl JobSet {
     pub fn files(&self) -> Option<Vec<(String, u64)>> {
         let mut out: Vec<(String, u64)> = Vec::new();
         for job in &self.jobs {
+            if let Some(files) = job.replay_files() {
+                for (name, size) in files {
+                    match out.iter_mut().find(|f| f.0 == name) {
+                        Some(f) => f.1 = f.1.max(size),
+                        None => out.push((name, size)),
+                    }
+                }
+                continue;
+            }
             for clone in 0..job.numjobs {
                 let (start, len) = job.file_region(clone)?;
                 for name in job.file_names(clone) {
@@ -465,6 +505,10 @@ pub const MODELLED: &[&str] = &[
     "create_on_open",
     "unlink",
     "kb_base",
+    "read_iolog",
+    "write_iolog",
+    "replay_time_scale",
+    "replay_no_stall",
 ];
 
 /// The jobs the sections describe.
@@ -562,6 +606,7 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
             | "invalidate"
             | "create_on_open"
             | "unlink"
+            | "replay_no_stall"
     ) {
         let Some(_) = &o.value else {
             return Err(bad("expected a value, 0 or 1 (fio: `requires an argument`)".into()));
@@ -575,6 +620,7 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
             "fsync_on_close" => job.fsync_on_close = on,
             "invalidate" => job.invalidate = on,
             "create_on_open" => job.create_on_open = on,
+            "replay_no_stall" => job.replay_no_stall = on,
             _ => job.unlink = on,
         }
         return Ok(());
@@ -718,6 +764,14 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         }
         "ioscheduler" => job.ioscheduler = Some(v.to_string()),
         "kb_base" => job.kb_base = KbBase::parse(v).map_err(bad)?,
+        "read_iolog" => {
+            if v.contains(':') {
+                return Err(bad(format!("`{v}`: one log per job (fio's `:` list for clones is not modelled)")));
+            }
+            job.read_iolog = Some(v.to_string());
+        }
+        "write_iolog" => job.write_iolog = Some(v.to_string()),
+        "replay_time_scale" => job.replay_time_scale = u32_in(1, 100_000)?,
         _ => unreachable!("every MODELLED option is handled: {key}"),
     }
     Ok(())
@@ -873,7 +927,7 @@ mod tests {
 
     fn jobs(text: &str) -> Result<JobSet, Error> {
         let env = |_: &str| None;
-        let read = |_: &Path| -> std::io::Result<String> { Err(std::io::ErrorKind::NotFound.into()) };
+        let read = |_: &Path, _: u64| -> std::io::Result<String> { Err(std::io::ErrorKind::NotFound.into()) };
         let ctx = Context { pagesize: 4096, mb_memory: 256, ncpus: 1, env: &env, read: &read };
         build(&parse_file(Path::new("t.fio"), text, &ctx)?)
     }

@@ -95,8 +95,9 @@ pub struct Context<'a> {
     pub mb_memory: u64,
     pub ncpus: u64,
     pub env: &'a dyn Fn(&str) -> Option<String>,
-    /// Reads an included file (bounded: see `crate::units`-sized limits at the caller).
-    pub read: &'a dyn Fn(&Path) -> std::io::Result<String>,
+    /// Reads a file the jobs name (an `include`, a `read_iolog`) of at most the given
+    /// bytes: [`super::MAX_JOB_FILE`], [`super::iolog::MAX_IOLOG_BYTES`].
+    pub read: &'a dyn Fn(&Path, u64) -> std::io::Result<String>,
 }
 
 impl std::fmt::Debug for Context<'_> {
@@ -175,7 +176,8 @@ fn read_lines(
                     format!("include {file}: includes nested too deep or in a loop ({} -> {file})", names.join(" -> ")),
                 ));
             }
-            let text = (ctx.read)(&found).map_err(|e| err(&origin, format!("include {}: {e}", found.display())))?;
+            let text = (ctx.read)(&found, super::MAX_JOB_FILE)
+                .map_err(|e| err(&origin, format!("include {}: {e}", found.display())))?;
             chain.push(found.clone());
             let mut inner = vec![Section { options: Vec::new(), ..section.clone() }];
             read_lines(&found, &text, ctx, &mut inner, chain)?;
@@ -355,14 +357,14 @@ mod tests {
 
     fn ctx_with<'a>(
         env: &'a dyn Fn(&str) -> Option<String>,
-        read: &'a dyn Fn(&Path) -> std::io::Result<String>,
+        read: &'a dyn Fn(&Path, u64) -> std::io::Result<String>,
     ) -> Context<'a> {
         Context { pagesize: 4096, mb_memory: 1024, ncpus: 2, env, read }
     }
 
     fn parse(text: &str) -> Result<Vec<Section>, Error> {
         let env = |v: &str| (v == "SIZE").then(|| "64m".to_string());
-        let read = |_: &Path| -> std::io::Result<String> { Err(std::io::ErrorKind::NotFound.into()) };
+        let read = |_: &Path, _: u64| -> std::io::Result<String> { Err(std::io::ErrorKind::NotFound.into()) };
         parse_file(Path::new("job.fio"), text, &ctx_with(&env, &read))
     }
 
@@ -414,7 +416,7 @@ mod tests {
             ("dir/loop.fio", "include loop.fio\n"),
             ("dir/section.fio", "[x]\n"),
         ]);
-        let read = |p: &Path| -> std::io::Result<String> {
+        let read = |p: &Path, _: u64| -> std::io::Result<String> {
             files.get(p.to_str().unwrap()).map(|s| s.to_string()).ok_or(std::io::ErrorKind::NotFound.into())
         };
         let env = |_: &str| None;

@@ -16,6 +16,7 @@
 //! and says what fio would have done.
 
 pub mod fio_options;
+pub mod iolog;
 pub mod job;
 pub mod jobfile;
 pub mod report;
@@ -39,7 +40,7 @@ pub fn load(paths: &[std::path::PathBuf], args: &[String], ctx: &Context) -> Res
     let mut sets = Vec::new();
     for p in paths {
         let origin = Origin::File { path: p.clone(), line: 0 };
-        let text = (ctx.read)(p).map_err(|e| Error { origin, message: e.to_string() })?;
+        let text = (ctx.read)(p, MAX_JOB_FILE).map_err(|e| Error { origin, message: e.to_string() })?;
         sets.push(job::build(&jobfile::parse_file(p, &text, ctx)?)?);
     }
     if !args.is_empty() {
@@ -56,6 +57,25 @@ pub fn load(paths: &[std::path::PathBuf], args: &[String], ctx: &Context) -> Res
             origin: Origin::Arg { index: 0 },
             message: "no job file and no --name: nothing to run".into(),
         });
+    }
+    // The logs the jobs replay, each read once.
+    let mut logs: Vec<(String, std::sync::Arc<iolog::Iolog>)> = Vec::new();
+    for job in &mut all.jobs {
+        let Some(path) = job.read_iolog.clone() else { continue };
+        let log = match logs.iter().find(|(p, _)| *p == path) {
+            Some((_, l)) => l.clone(),
+            None => {
+                let p = std::path::Path::new(&path);
+                let text = (ctx.read)(p, iolog::MAX_IOLOG_BYTES).map_err(|e| Error {
+                    origin: job.origin.clone(),
+                    message: format!("job `{}`: read_iolog {path}: {e}", job.section),
+                })?;
+                let l = std::sync::Arc::new(iolog::Iolog::parse(p, &text)?);
+                logs.push((path.clone(), l.clone()));
+                l
+            }
+        };
+        job.iolog = Some(log);
     }
     Ok(all)
 }

@@ -211,7 +211,7 @@ pub fn json(r: &Report) -> Value {
     json_with(r, false)
 }
 
-/// fio's `--output-format=json+`: [`json`] with each direction's completion-latency
+/// fio's `--output-format=json+`: [`json()`] with each direction's completion-latency
 /// histogram (`clat_ns.bins`, fio's buckets).
 pub fn json_plus(r: &Report) -> Value {
     json_with(r, true)

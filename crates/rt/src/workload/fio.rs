@@ -56,6 +56,8 @@ fn check(j: &Job) -> Result<(), Error> {
         (j.fsync > 0 || j.fdatasync > 0 || j.end_fsync || j.fsync_on_close, "fsync options"),
         (j.filesize.is_some(), "filesize"),
         (j.cmdprio_percentage != [0, 0], "cmdprio_percentage"),
+        (j.read_iolog.is_some(), "read_iolog"),
+        (j.write_iolog.is_some(), "write_iolog"),
     ];
     if let Some((_, what)) = unsupported.iter().find(|u| u.0) {
         return bad(&format!("{what}: not carried out on real targets yet (the simulator's `iosched fio` runs it)"));

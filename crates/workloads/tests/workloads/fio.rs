@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 fn load(files: &[PathBuf], args: &[&str], env: &[(&str, &str)], m: &Machine) -> JobSet {
     let env = |v: &str| env.iter().find(|e| e.0 == v).map(|e| e.1.to_string());
-    let read = |p: &std::path::Path| iosched_disk::input::read_text(p, fio::MAX_JOB_FILE);
+    let read = |p: &std::path::Path, limit: u64| iosched_disk::input::read_text(p, limit);
     let ctx = Context { pagesize: 4096, mb_memory: m.mem_bytes >> 20, ncpus: 1, env: &env, read: &read };
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     fio::load(files, &args, &ctx).unwrap()
@@ -109,4 +109,109 @@ fn json_has_fios_keys_and_is_deterministic() {
     assert_eq!((r + w) * 8192, 32 << 20, "the job moves its size");
     let share = r as f64 / (r + w) as f64;
     assert!((0.65..0.75).contains(&share), "rwmixread=70: {share:.2} reads");
+}
+
+/// A log file of the test's own, on disk for `read_iolog=` to read.
+struct LogFile(PathBuf);
+
+impl LogFile {
+    fn new(name: &str, text: &str) -> LogFile {
+        let p = std::env::temp_dir().join(format!("iosched-iolog-{}-{name}", std::process::id()));
+        std::fs::write(&p, text).unwrap();
+        LogFile(p)
+    }
+    fn arg(&self, opt: &str) -> String {
+        format!("--{opt}={}", self.0.display())
+    }
+}
+
+impl Drop for LogFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// The I/O lines of a v3 log: (µs, the rest of the line).
+fn io_lines(log: &str) -> Vec<(u64, String)> {
+    log.lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, rest)| !rest.ends_with(" add") && !rest.ends_with(" open") && !rest.ends_with(" close"))
+        .map(|(t, rest)| (t.parse().unwrap(), rest.to_string()))
+        .collect()
+}
+
+fn machine() -> Machine {
+    let d = iosched_workloads::compare::machine_2007(1);
+    Machine::new(&d.disk, d.mem_bytes, &d.cpu, 1).with_host(&d.host)
+}
+
+/// `write_iolog` of a run, read back by `read_iolog`, issues the same operations in the
+/// same order, each no earlier after the first than the log says.
+#[test]
+fn a_written_iolog_replays_the_same_operations() {
+    let m = machine();
+    let mk = |args: &[&str]| FioConfig { jobs: load(&[], args, &[], &m), machine: m.clone(), record_trace: false };
+    let first = mk(&[
+        "--name=a",
+        "--rw=randrw",
+        "--size=4M",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--write_iolog=x",
+    ]);
+    let r1 = run(&spec("deadline"), &first).unwrap();
+    assert_eq!(r1.iologs.len(), 1);
+    assert_eq!(r1.iologs[0].0, "x");
+    let log = LogFile::new("written", &r1.iologs[0].1);
+    let arg = log.arg("read_iolog");
+    let again = mk(&["--name=a", &arg, "--direct=1", "--ioengine=libaio", "--iodepth=4", "--write_iolog=y"]);
+    let r2 = run(&spec("deadline"), &again).unwrap();
+    let (a, b) = (io_lines(&r1.iologs[0].1), io_lines(&r2.iologs[0].1));
+    assert_eq!(a.len(), 1024, "4 MiB in 4 KiB I/Os");
+    assert_eq!(a.iter().map(|x| &x.1).collect::<Vec<_>>(), b.iter().map(|x| &x.1).collect::<Vec<_>>());
+    for (x, y) in a.iter().zip(&b) {
+        assert!(y.0 + 1 >= x.0, "replayed at {} µs, logged at {} µs: {}", y.0, x.0, x.1);
+    }
+    let bytes = |r: &iosched_workloads::fio::FioRun| r.report.jobs[0].dirs.iter().map(|d| d.io_bytes).sum::<u64>();
+    assert_eq!(bytes(&r1), bytes(&r2));
+}
+
+/// An MSR Cambridge and a blkparse trace made for the test replay, their gaps honoured
+/// to the microsecond (the I/Os are far apart, so none waits for another), and scaled by
+/// replay_time_scale; replay_no_stall drops the gaps.
+#[test]
+fn msr_and_blkparse_traces_replay_on_their_timestamps() {
+    let m = machine();
+    // Filetime is in 100 ns: 0, 100 ms, 600 ms.
+    let msr = LogFile::new(
+        "msr.csv",
+        "128166372000000000,hm,1,Read,1048576,4096,900\n128166372001000000,hm,1,Write,8192,8192,700\n\
+         128166372006000000,hm,1,Read,33554432,65536,800\n",
+    );
+    let blk = LogFile::new(
+        "blk.txt",
+        "  8,0    0        1     0.000000000   697  Q   R 2048 + 8 [cat]\n  8,0    0        2     0.000001000   697  D   R 2048 + 8 [cat]\n\
+           8,0    0        3     0.100000000   698  Q  WS 65536 + 16 [dd]\n  8,0    0        4     0.600000000   697  Q   R 4096 + 128 [cat]\n\
+         CPU0 (sda):\n Reads Queued:           2,       68KiB\n",
+    );
+    for (log, name) in [(&msr, "hm-1"), (&blk, "dev-8-0")] {
+        let times = |extra: &[&str]| {
+            let arg = log.arg("read_iolog");
+            let mut args = vec!["--name=r", arg.as_str(), "--direct=1", "--write_iolog=out"];
+            args.extend(extra);
+            let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: false };
+            let r = run(&spec("deadline"), &cfg).unwrap();
+            let lines = io_lines(&r.iologs[0].1);
+            assert_eq!(lines.len(), 3, "{:?}", lines);
+            assert!(lines.iter().all(|l| l.1.starts_with(name)), "{lines:?}");
+            let t0 = lines[0].0;
+            lines.iter().map(|l| l.0 - t0).collect::<Vec<_>>()
+        };
+        assert_eq!(times(&[]), [0, 100_000, 600_000], "{name}");
+        assert_eq!(times(&["--replay_time_scale=200"]), [0, 50_000, 300_000], "{name}");
+        let fast = times(&["--replay_no_stall=1"]);
+        assert!(fast[2] < 100_000, "{name}: no stall, yet {fast:?}");
+    }
 }
