@@ -296,6 +296,8 @@ struct Worker {
     /// length).
     logged: Option<Vec<Issued>>,
     iologs: Shared<Vec<(usize, String, String)>>,
+    /// I/Os by the depth at their submission (fio's `io_u_map`).
+    depth_map: [u64; 7],
 }
 
 /// While a replayed log's next I/O is not due and I/Os are in flight, completions are
@@ -347,6 +349,7 @@ impl Worker {
             reaped_at: None,
             logged: job.write_iolog.is_some().then(Vec::new),
             iologs,
+            depth_map: [0; 7],
         }
     }
 
@@ -370,6 +373,15 @@ impl Worker {
             return *next < log.entries.len();
         }
         self.job.time_based || self.issued_bytes < self.target_bytes
+    }
+
+    /// Count a submitted I/O at the job's depth (the I/Os in flight, itself included), as
+    /// fio's `io_u_mark_depth` does; not during `ramp_time`, whose counts fio resets.
+    fn mark_depth(&mut self, now: Instant) {
+        if now >= self.measured_from {
+            let depth = if self.is_async() { self.inflight.len() as u32 } else { 1 };
+            self.depth_map[iosched_benchmarks::fio::report::depth_bucket(depth)] += 1;
+        }
     }
 
     /// Note an issued I/O for `write_iolog`.
@@ -441,6 +453,7 @@ impl Worker {
                 } else {
                     self.pending = Pending::Data { write, bytes: e.len, at: now };
                 }
+                self.mark_depth(now);
                 Some(op)
             }
             LogAction::Wait(_) => unreachable!("handled above"),
@@ -497,6 +510,8 @@ impl Worker {
             dirs: std::mem::take(&mut self.stats),
             fsyncs: self.fsyncs,
             group_reporting: self.job.group_reporting,
+            iodepth: self.job.iodepth,
+            depth_map: self.depth_map,
         });
     }
 }
@@ -607,6 +622,7 @@ impl Program for Worker {
                         } else {
                             self.pending = Pending::Data { write, bytes: len, at: now };
                         }
+                        self.mark_depth(now);
                         return op;
                     }
                     if !self.inflight.is_empty() {

@@ -52,6 +52,24 @@ pub struct JobResult {
     pub fsyncs: u64,
     /// The job asked for `group_reporting`: the report shows its group as one entry.
     pub group_reporting: bool,
+    /// The job's `iodepth` (fio's `latency_depth` without a latency target).
+    pub iodepth: u32,
+    /// I/Os by the job's depth when each was submitted, the submitted one included
+    /// (`io_u_mark_depth` of `cur_depth`): fio's buckets 1, 2–3, 4–7, …, ≥ 64 ([`depth_bucket`]).
+    pub depth_map: [u64; 7],
+}
+
+/// The bucket of `depth` in [`JobResult::depth_map`].
+pub fn depth_bucket(depth: u32) -> usize {
+    match depth {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
 }
 
 /// The report's entries: each job, except that the jobs of a group with
@@ -75,6 +93,9 @@ pub fn entries(r: &Report) -> Vec<JobResult> {
                 }
                 e.runtime_us = e.runtime_us.max(j.runtime_us);
                 e.fsyncs += j.fsyncs;
+                for (a, b) in e.depth_map.iter_mut().zip(&j.depth_map) {
+                    *a += b;
+                }
             }
             _ => out.push(j.clone()),
         }
@@ -92,6 +113,10 @@ pub struct Report {
     pub jobs: Vec<JobResult>,
     pub warnings: Vec<String>,
 }
+
+/// The labels of fio's nanosecond and microsecond latency buckets, and of its millisecond ones.
+const LAT_NU: [&str; 10] = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
+const LAT_M: [&str; 12] = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"];
 
 /// fio's default completion-latency percentiles (`percentile_list`).
 pub const PERCENTILES: [f64; 17] =
@@ -217,12 +242,48 @@ pub fn json_plus(r: &Report) -> Value {
     json_with(r, true)
 }
 
+/// A distribution as fio prints one (`stat_calc_dist` / `stat_calc_lat`): each count's
+/// percentage of `total`, at least `floor` where the count is not zero.
+fn shares(keys: &[&str], counts: &[u64], total: u64, floor: f64) -> Value {
+    let mut m = serde_json::Map::new();
+    for (k, &c) in keys.iter().zip(counts) {
+        let mut pct = if total > 0 { 100.0 * c as f64 / total as f64 } else { 0.0 };
+        if c > 0 && pct < floor {
+            pct = floor;
+        }
+        m.insert(k.to_string(), json!(pct));
+    }
+    Value::Object(m)
+}
+
+/// fio's latency distribution of a job's I/Os (`io_u_mark_latency`, of each I/O's total
+/// latency — here its completion latency): counts per nanosecond, microsecond and
+/// millisecond bucket, each bucket holding the values below its label and at or above the
+/// one before.
+fn latency_buckets(j: &JobResult) -> [Vec<u64>; 3] {
+    const EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    let mut out = [vec![0u64; 10], vec![0u64; 10], vec![0u64; 12]];
+    let idx = |v: u64, edges: &[u64]| edges.iter().position(|&e| v < e).unwrap_or(edges.len());
+    for &ns in j.dirs.iter().flat_map(|d| d.clat_ns.iter()) {
+        if ns < 1000 {
+            out[0][idx(ns, &EDGES)] += 1;
+        } else if ns < 1_000_000 {
+            out[1][idx(ns / 1000, &EDGES)] += 1;
+        } else {
+            out[2][idx(ns / 1_000_000, &[2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000])] += 1;
+        }
+    }
+    out
+}
+
 fn json_with(r: &Report, plus: bool) -> Value {
     let entries = entries(r);
     let jobs: Vec<Value> = entries
         .iter()
         .map(|j| {
             let ms = j.runtime_us / 1000;
+            let lat = latency_buckets(j);
+            let ios: u64 = j.dirs.iter().map(|d| d.clat_ns.len() as u64).sum();
             json!({
                 "jobname": j.name,
                 "groupid": j.groupid,
@@ -233,6 +294,16 @@ fn json_with(r: &Report, plus: bool) -> Value {
                 "trim": dir_json(&DirStats::default(), ms, plus),
                 "sync": { "total_ios": j.fsyncs },
                 "job_runtime": ms,
+                "iodepth_level": shares(&["1", "2", "4", "8", "16", "32", ">=64"], &j.depth_map, j.depth_map.iter().sum(), 0.1),
+                "latency_ns": shares(&LAT_NU, &lat[0], ios, 0.01),
+                // fio adds the nanosecond share to the first microsecond bucket in its normal
+                // output only (`stat_calc_lat_nu`); the JSON keeps them apart.
+                "latency_us": shares(&LAT_NU, &lat[1], ios, 0.01),
+                "latency_ms": shares(&LAT_M, &lat[2], ios, 0.01),
+                "latency_depth": j.iodepth,
+                "latency_target": 0,
+                "latency_percentile": 100.0,
+                "latency_window": 0,
             })
         })
         .collect();
@@ -375,7 +446,33 @@ mod tests {
             dirs: [d, DirStats::default()],
             fsyncs: 0,
             group_reporting: gr,
+            iodepth: 1,
+            depth_map: [1, 0, 0, 0, 0, 0, 0],
         }
+    }
+
+    /// fio's latency buckets hold the values below their label; the depth map's shares
+    /// are of all submitted I/Os.
+    #[test]
+    fn latency_and_depth_distributions_are_fios() {
+        let mut j = job("a", 0, false, 4096, 1);
+        j.dirs[0].clat_ns = vec![1, 3, 1_500, 2_500_000, 3_000_000_000];
+        j.depth_map = [1, 0, 3, 0, 0, 0, 0];
+        let r =
+            Report { world: "simulated".into(), scheduler: "noop".into(), seed: 1, jobs: vec![j], warnings: vec![] };
+        let v = json(&r);
+        let job = &v["jobs"][0];
+        assert_eq!(job["latency_ns"]["2"], 20.0);
+        assert_eq!(job["latency_ns"]["4"], 20.0);
+        assert_eq!(job["latency_us"]["2"], 20.0);
+        assert_eq!(job["latency_ms"]["4"], 20.0);
+        assert_eq!(job["latency_ms"][">=2000"], 20.0);
+        assert_eq!(job["latency_ms"]["2"], 0.0);
+        assert_eq!(job["iodepth_level"]["1"], 25.0);
+        assert_eq!(job["iodepth_level"]["4"], 75.0);
+        assert_eq!(job["latency_depth"], 1);
+        assert_eq!((0..70).map(depth_bucket).max(), Some(6));
+        assert_eq!([1, 2, 3, 4, 63, 64].map(depth_bucket), [0, 1, 1, 2, 5, 6]);
     }
 
     #[test]

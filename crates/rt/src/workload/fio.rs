@@ -101,6 +101,8 @@ struct State {
     error: Option<IoError>,
     /// When the job's group started: the bandwidth log's zero.
     start: Instant,
+    /// I/Os by the depth at their submission (fio's `io_u_map`).
+    depth_map: [u64; 7],
     end: Option<Instant>,
 }
 
@@ -124,7 +126,10 @@ fn submit_next(sh: &Shared, st: &mut State, now: Instant) {
     let sh2 = Arc::clone(sh);
     let t0 = now;
     match st.handle.submit(op, io.offset, buf, move |c: Completion| on_done(&sh2, c, t0, io.write, io.len)) {
-        Ok(()) => st.inflight += 1,
+        Ok(()) => {
+            st.inflight += 1;
+            st.depth_map[iosched_benchmarks::fio::report::depth_bucket(st.inflight)] += 1;
+        }
         Err(e) => {
             st.error = Some(e);
             st.failed.store(true, Ordering::Relaxed);
@@ -247,18 +252,19 @@ pub fn run(
                 stats: Default::default(),
                 error: None,
                 start,
+                depth_map: [0; 7],
                 end: None,
             };
             let name = t.job.thread_name(t.clone);
-            running.push((name, t.job.group_reporting, Arc::new((Mutex::new(st), Condvar::new()))));
+            running.push((name, t.job.group_reporting, t.job.iodepth, Arc::new((Mutex::new(st), Condvar::new()))));
         }
-        for (_, _, sh) in &running {
+        for (_, _, _, sh) in &running {
             let mut st = sh.0.lock().unwrap_or_else(|e| e.into_inner());
             for _ in 0..st.depth {
                 submit_next(sh, &mut st, Instant::now());
             }
         }
-        for (name, group_reporting, sh) in running {
+        for (name, group_reporting, job_depth, sh) in running {
             {
                 let (m, cv) = &*sh;
                 let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
@@ -267,7 +273,7 @@ pub fn run(
                 }
             }
             let st = super::take_when_released(sh);
-            let State { handle, stats, error, end, .. } = st;
+            let State { handle, stats, error, end, depth_map, .. } = st;
             drop(handle);
             if let Some(e) = error {
                 return Ok((report(results), target.close()?, Ended::Failed(e)));
@@ -279,6 +285,8 @@ pub fn run(
                 dirs: stats,
                 fsyncs: 0,
                 group_reporting,
+                iodepth: job_depth,
+                depth_map,
             });
         }
         if ctl.stopped() {
