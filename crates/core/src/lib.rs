@@ -31,6 +31,6 @@ pub use fastmap::{FastMap, FastSet, IdMap, Slab};
 pub use queue::{Admission, Event, Input, Queue, Segment, Segments};
 pub use request::{Dir, IoClass, IoPrio, Op, Owner, ReqId, Request, Status};
 pub use rng::Rng;
-pub use scheduler::{Ctx, Decision, MayQueue, MergeKind, Scheduler};
+pub use scheduler::{Ctx, Decision, MayQueue, MergeChoice, MergeKind, Scheduler};
 pub use time::{Duration, Hz, Instant};
 pub use tunable::{Kind, Spec, TunableError};

@@ -27,7 +27,7 @@ use crate::config::{BATCH_REQUESTS, QueueConfig, RequestAlloc};
 use crate::dispatch::DispatchList;
 use crate::fastmap::{FastMap, IdMap};
 use crate::request::{Dir, Op, Owner, ReqId, Request, Status};
-use crate::scheduler::{Ctx, MayQueue, MergeKind, Scheduler};
+use crate::scheduler::{Ctx, MayQueue, MergeChoice, MergeKind, Scheduler};
 use crate::time::Instant;
 use crate::trace::Record;
 use std::collections::VecDeque;
@@ -482,7 +482,29 @@ impl Queue {
     /// `elv_merge` and the merge half of `__make_request`.
     fn try_merge(&mut self, now: Instant, bio: &Request) -> Option<Admission> {
         let mut found: Option<(ReqId, MergeKind)> = None;
-        if let Some(lm) = self.last_merge {
+        // A 2.4 elevator chooses for itself (`elevator_linus_merge`).
+        let chosen = if matches!(bio.op, Op::Read | Op::Write) { self.sched.merge_scan(now, bio) } else { None };
+        match chosen {
+            Some(MergeChoice::Insert) => return None,
+            Some(MergeChoice::Merge(id, kind)) => {
+                let fits = self.slots.get(&id).is_some_and(|slot| {
+                    self.mergeable(slot, bio)
+                        && match kind {
+                            MergeKind::Back => slot.rq.end() == bio.sector,
+                            MergeKind::Front => slot.rq.sector == bio.end(),
+                        }
+                });
+                if !fits {
+                    return None;
+                }
+                found = Some((id, kind));
+            }
+            None => {}
+        }
+        if found.is_none()
+            && chosen.is_none()
+            && let Some(lm) = self.last_merge
+        {
             let slot = &self.slots[&lm];
             if self.mergeable(slot, bio) {
                 if slot.rq.end() == bio.sector {
@@ -492,7 +514,7 @@ impl Queue {
                 }
             }
         }
-        if found.is_none() {
+        if found.is_none() && chosen.is_none() {
             // The hash lookup returns the first live entry with that end (stale entries are
             // removed eagerly when requests leave the policy, so all entries are live).
             if let Some(id) = self.hash.first(bio.sector)
@@ -502,6 +524,7 @@ impl Queue {
             }
         }
         if found.is_none()
+            && chosen.is_none()
             && let Some(id) = self.sched.front_merge_candidate(bio)
             && let Some(slot) = self.slots.get(&id)
             && slot.rq.sector == bio.end()

@@ -42,6 +42,16 @@ pub enum MergeKind {
     Back,
 }
 
+/// What a policy that scans for merges itself (2.4's `elevator_merge_fn`) decided for a
+/// bio: see [`Scheduler::merge_scan`].
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum MergeChoice {
+    /// Merge the bio into this queued request, at this end.
+    Merge(ReqId, MergeKind),
+    /// No merge: the bio becomes a new request (the policy has noted where it goes).
+    Insert,
+}
+
 /// Answer of `may_queue` (`ELV_MQUEUE_*`).
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum MayQueue {
@@ -102,6 +112,14 @@ pub trait Scheduler: Send {
     /// `add_request`: take ownership of a new request. May move aliases to dispatch.
     fn insert(&mut self, now: Instant, rq: &Request, ctx: &mut Ctx);
 
+    /// 2.4's `elevator_merge_fn`: the policy scans its own queue for `bio`, with the
+    /// scan's side effects (2.4's latency accounting), and chooses the merge itself.
+    /// `None` (the default): the framework's 2.6 rules choose — the `last_merge` cache,
+    /// the back-merge hash, then [`Scheduler::front_merge_candidate`]. A chosen merge still
+    /// passes the framework's checks (same operation, not yet dispatched, `max_sectors`).
+    fn merge_scan(&mut self, _now: Instant, _bio: &Request) -> Option<MergeChoice> {
+        None
+    }
     /// `merge`: a queued request that `bio` could be front-merged into (one starting at
     /// `bio.end()`), or `None`.
     fn front_merge_candidate(&self, _bio: &Request) -> Option<ReqId> {

@@ -28,7 +28,7 @@ macro_rules! builtin {
     };
 }
 
-builtin!(noop, deadline, anticipatory, cfq, cfq_v1, mq_deadline, kyber, bfq);
+builtin!(noop, deadline, anticipatory, cfq, cfq_v1, mq_deadline, kyber, bfq, linus);
 
 pub use anticipatory::Anticipatory;
 pub use bfq::Bfq;
@@ -36,6 +36,7 @@ pub use cfq::Cfq;
 pub use cfq_v1::CfqV1;
 pub use deadline::Deadline;
 pub use kyber::Kyber;
+pub use linus::Linus;
 pub use mq_deadline::MqDeadline;
 pub use noop::Noop;
 pub use registry::{Policy, SchedSpec, WaitBound, new_scheduler, parse_list, policies, register};
