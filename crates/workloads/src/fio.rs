@@ -31,14 +31,13 @@
 //!   and `iolog_delay` time them (`iosched_benchmarks::fio::iolog`); `write_iolog`
 //!   records what the job issued, returned in [`FioRun::iologs`] for the caller to write.
 //!
-//! Refused, with the job named: trim (`rw=trim`, …), the distributions other than uniform
-//! (`zipf`, `pareto`, `normal`: not yet modelled), `cmdprio_percentage`, a percentage for
+//! Refused, with the job named: trim (`rw=trim`, …), `cmdprio_percentage`, a percentage for
 //! `size` or `offset` (of a file that does not exist yet), `filesize` ranges.
 
 use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
 use iosched_benchmarks::fio::iolog::{Action, Iolog, Issued, write_v3};
-use iosched_benchmarks::fio::job::{Distribution, Engine, Job, JobSet, Pattern, RateProcess};
+use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern, RateProcess};
 use iosched_benchmarks::fio::report::{DirStats, JobResult, Report};
 use iosched_benchmarks::fio::stream::{JobStream, Region};
 use iosched_benchmarks::fio::value::SizeOrPercent;
@@ -144,9 +143,6 @@ fn check(j: &Job) -> Result<(), Error> {
     let bad = |m: &str| Err(Error::Invalid(format!("{}: job `{}`: {m}", j.origin, j.section)));
     if matches!(j.rw, Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite) {
         return bad("trim is not modelled in the simulator's host");
-    }
-    if j.random_distribution != Distribution::Random && j.rw.is_random() {
-        return bad("random_distribution other than random is not modelled yet");
     }
     if j.cmdprio_percentage != [0, 0] {
         return bad("cmdprio_percentage is not modelled yet");

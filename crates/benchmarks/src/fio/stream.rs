@@ -12,12 +12,106 @@
 //!   aligned block (`blockalign`, default the I/O's size) — every block once per pass, in a
 //!   seeded order (fio's random map), or with `norandommap` uniformly with replacement —
 //!   and `rw=rand…:N` continues N I/Os sequentially from each.
+//! - **Distributions** (`random_distribution`, `lib/zipf.c`, `lib/gauss.c`): `zipf:θ` and
+//!   `pareto:h` draw a rank from the distribution over the file's blocks (counted in the
+//!   job's smallest block size, as `__init_rand_distribution` does; zipf's ζ(n) summed over
+//!   at most 10⁷ terms, fio's `ZIPF_MAX_GEN`), `normal:dev` the mean of 12 uniform draws
+//!   with a deviation of `dev` % of the range; then, as in fio, the rank is scrambled by
+//!   multiplying with the 64-bit golden ratio (`__hash_u64`) and shifted by a random offset,
+//!   modulo the number of blocks — so hot blocks are scattered over the file. The uniform
+//!   draws come from this stream's generator, not fio's Tausworthe, so the blocks differ
+//!   from fio's while the distribution is its.
 //! - **Seeds**: fio's `randrepeat=1` (its default) draws the same stream on every run, so
 //!   the stream's seed is then fixed; `randrepeat=0` takes the run's seed, `randseed=N` N;
 //!   each job thread (clone) has its own stream.
 
-use super::job::{Job, Pattern};
+use super::job::{Distribution, Job, Pattern};
 use iosched_core::Rng;
+
+/// fio's `ZIPF_MAX_GEN`: ζ(n) is summed over at most this many terms.
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+/// `GOLDEN_RATIO_64` of fio's `hash.h` (`__hash_u64`).
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+/// `GAUSS_ITERS`.
+const GAUSS_ITERS: u64 = 12;
+
+/// A file's non-uniform block generator (`struct zipf_state`, `struct gauss_state`).
+#[derive(Clone, Debug)]
+struct Skewed {
+    nranges: u64,
+    rand_off: u64,
+    kind: SkewKind,
+}
+
+#[derive(Clone, Debug)]
+enum SkewKind {
+    Zipf { theta: f64, zeta2: f64, zetan: f64 },
+    Pareto { pow: f64 },
+    Gauss { stddev: u64 },
+}
+
+/// A uniform draw in [0, 1] (`__rand() / FRAND32_MAX`).
+fn uniform(rng: &mut Rng) -> f64 {
+    rng.below(1 << 32) as f64 / u32::MAX as f64
+}
+
+impl Skewed {
+    /// `zipf_init`, `pareto_init`, `gauss_init` (no `random_center`: a random offset).
+    fn new(d: Distribution, nranges: u64, rng: &mut Rng) -> Option<Skewed> {
+        let nranges = nranges.max(1);
+        let rand_off = rng.below(1 << 32);
+        let kind = match d {
+            Distribution::Random => return None,
+            Distribution::Zipf { theta } => {
+                let zetan = (0..nranges.min(ZIPF_MAX_GEN)).map(|i| (1.0 / (i + 1) as f64).powf(theta)).sum();
+                SkewKind::Zipf { theta, zeta2: 1.0 + 0.5f64.powf(theta), zetan }
+            }
+            Distribution::Pareto { h } => SkewKind::Pareto { pow: h.ln() / (1.0 - h).ln() },
+            Distribution::Normal { dev } => {
+                let sd = if dev != 0.0 { ((nranges as f64 * dev) / 100.0).ceil() as u64 } else { 0 };
+                SkewKind::Gauss { stddev: sd.min(nranges / 2) }
+            }
+        };
+        Some(Skewed { nranges, rand_off, kind })
+    }
+
+    /// `zipf_next`, `pareto_next`, `gauss_next`: a block index.
+    fn next(&self, rng: &mut Rng) -> u64 {
+        let n = self.nranges;
+        let rank = match self.kind {
+            SkewKind::Zipf { theta, zeta2, zetan } => {
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let u = uniform(rng);
+                let z = u * zetan;
+                let val = if z < 1.0 {
+                    1
+                } else if z < 1.0 + 0.5f64.powf(theta) {
+                    2
+                } else {
+                    1 + (n as f64 * (eta * u - eta + 1.0).powf(alpha)) as u64
+                };
+                val - 1
+            }
+            SkewKind::Pareto { pow } => ((n - 1) as f64 * uniform(rng).powf(pow)) as u64,
+            SkewKind::Gauss { stddev } => {
+                let sum: u64 = (0..GAUSS_ITERS).map(|_| rng.below(1 << 32) % (n + 1)).sum();
+                let mut sum = sum.div_ceil(GAUSS_ITERS);
+                if stddev > 0 {
+                    // `gauss_dev`: a deviation in [-stddev/2, stddev/2), halved until it fits.
+                    let mut dev = (stddev as f64 * (rng.below(1 << 32) as f64 / (u32::MAX as f64 + 1.0))) as i64
+                        - (stddev / 2) as i64;
+                    while dev + sum as i64 >= n as i64 {
+                        dev /= 2;
+                    }
+                    sum = (sum as i64 + dev).max(0) as u64;
+                }
+                sum
+            }
+        };
+        rank.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(self.rand_off) % n
+    }
+}
 
 /// Where a job does I/O in one of its files: `len` bytes from `start`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -52,6 +146,8 @@ pub struct JobStream {
     cursors: Vec<Cursor>,
     next_file: usize,
     rng: Rng,
+    /// Each file's generator under a non-uniform `random_distribution`.
+    skewed: Vec<Option<Skewed>>,
 }
 
 /// The seed of a job's streams: fixed with `randrepeat=1` (fio's default), the run's with
@@ -70,13 +166,12 @@ impl JobStream {
     pub fn new(job: &Job, regions: Vec<Region>, thread_number: u64, run_seed: u64) -> JobStream {
         assert!(!regions.is_empty(), "a job has at least one file");
         let cursor = Cursor { seq: 0, map: Vec::new(), map_pos: 0, run_left: 0, run_at: 0 };
-        JobStream {
-            job: job.clone(),
-            cursors: vec![cursor; regions.len()],
-            regions,
-            next_file: 0,
-            rng: Rng::derive(seed(job, run_seed), thread_number),
-        }
+        let mut rng = Rng::derive(seed(job, run_seed), thread_number);
+        // `__init_rand_distribution`: ranges of the job's smallest block size.
+        let range = job.bs[0].min(job.bs[1]).max(1);
+        let skewed =
+            regions.iter().map(|r| Skewed::new(job.random_distribution, r.len.div_ceil(range), &mut rng)).collect();
+        JobStream { job: job.clone(), cursors: vec![cursor; regions.len()], regions, next_file: 0, rng, skewed }
     }
 
     /// The job's regions.
@@ -106,7 +201,11 @@ impl JobStream {
                 c.run_at += len;
                 c.run_at
             } else {
-                let b = if self.job.norandommap {
+                let b = if let Some(g) = &self.skewed[fi] {
+                    // A block of the job's smallest size, placed at this I/O's alignment.
+                    let range = self.job.bs[0].min(self.job.bs[1]).max(1);
+                    (g.next(&mut self.rng) * range / align).min(blocks - 1)
+                } else if self.job.norandommap {
                     self.rng.below(blocks)
                 } else {
                     if c.map_pos >= c.map.len() {
@@ -194,6 +293,32 @@ mod tests {
         let mut s = JobStream::new(&j, vec![Region { start: 0, len: 16 << 10 }], 1, 1);
         let v: Vec<u64> = (0..3).map(|_| s.next_io().offset).collect();
         assert_eq!(v, [0, 12288, 8192], "backwards by 4k each step, wrapping");
+    }
+
+    /// Block hit counts under each distribution: zipf and pareto concentrate the I/Os on few
+    /// blocks (scattered by the hash), normal on the middle of its rank range, uniform on none.
+    #[test]
+    fn skewed_distributions_concentrate_the_io() {
+        let top_share = |args: &[&str]| {
+            let j = job(args);
+            let mut s = JobStream::new(&j, vec![Region { start: 0, len: 1000 * 4096 }], 1, 1);
+            let mut hits = vec![0u64; 1000];
+            for _ in 0..100_000 {
+                let io = s.next_io();
+                assert!(io.offset + io.len <= 1000 * 4096);
+                hits[(io.offset / 4096) as usize] += 1;
+            }
+            hits.sort_unstable_by(|a, b| b.cmp(a));
+            hits[..100].iter().sum::<u64>() as f64 / 100_000.0
+        };
+        let uniform = top_share(&["--rw=randread", "--norandommap"]);
+        let zipf = top_share(&["--rw=randread", "--random_distribution=zipf:1.2"]);
+        let pareto = top_share(&["--rw=randread", "--random_distribution=pareto:0.2"]);
+        let normal = top_share(&["--rw=randread", "--random_distribution=normal:5"]);
+        assert!(uniform < 0.13, "uniform: the top 10 % of blocks take {uniform}");
+        assert!(zipf > 0.6, "zipf:1.2: {zipf}");
+        assert!(pareto > 0.6, "pareto:0.2 (80/20 or steeper): {pareto}");
+        assert!(normal > 0.3, "normal:5: {normal}");
     }
 
     #[test]

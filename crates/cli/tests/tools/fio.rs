@@ -40,3 +40,46 @@ pub fn fios_jsonplus_script_reads_our_json_plus() {
         }
     }
 }
+
+/// Our zipf, pareto and normal block draws against fio's own `fio-genzipf` (fio's `t/`,
+/// in the Debian package), the way it reports them: as many draws as blocks, the blocks
+/// that were hit sorted by hits, and the share of the draws the top tenth of them took.
+pub fn skewed_distributions_match_fio_genzipf() {
+    use iosched_benchmarks::fio::stream::{JobStream, Region};
+    let n = 4096u64; // 4 GiB in 1 MiB blocks
+    for (kind, input, opt) in
+        [("zipf", "1.2", "zipf:1.2"), ("pareto", "0.2", "pareto:0.2"), ("normal", "5", "normal:5")]
+    {
+        let o = Command::new("fio-genzipf")
+            .args(["-t", kind, "-i", input, "-b", "1048576", "-g", "4", "-o", "10"])
+            .output()
+            .expect("run fio-genzipf");
+        let text = String::from_utf8_lossy(&o.stdout);
+        let line = text.lines().find(|l| l.starts_with("Top  10.00%")).unwrap_or_else(|| panic!("{text}"));
+        let fio: f64 = line.split_whitespace().nth(2).unwrap().trim_end_matches('%').parse().unwrap();
+        let args: Vec<String> = ["--name=j", "--rw=randread", "--bs=1m", &format!("--random_distribution={opt}")]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let ctx_env = |_: &str| None;
+        let read =
+            |_: &std::path::Path, _: u64| -> std::io::Result<String> { Err(std::io::ErrorKind::NotFound.into()) };
+        let ctx =
+            iosched_benchmarks::fio::Context { pagesize: 4096, mb_memory: 1024, ncpus: 1, env: &ctx_env, read: &read };
+        let job = iosched_benchmarks::fio::load(&[], &args, &ctx).unwrap().jobs.remove(0);
+        let mut s = JobStream::new(&job, vec![Region { start: 0, len: n << 20 }], 1, 1);
+        let mut hits = std::collections::HashMap::new();
+        for _ in 0..n {
+            *hits.entry(s.next_io().offset).or_insert(0u64) += 1;
+        }
+        let mut v: Vec<u64> = hits.values().copied().collect();
+        v.sort_unstable_by(|a, b| b.cmp(a));
+        let top: u64 = v[..(v.len() - 1) / 10 + 1].iter().sum();
+        let ours = 100.0 * top as f64 / n as f64;
+        eprintln!("{opt}: the top tenth of hit blocks take {ours:.2} % of the draws here, {fio:.2} % in fio-genzipf");
+        assert!(
+            (ours - fio).abs() < 5.0,
+            "{opt}: the top tenth of hit blocks take {ours:.2} % here, {fio:.2} % in fio"
+        );
+    }
+}

@@ -70,6 +70,7 @@ fn main() {
             &[Need::Fio],
             fio::fios_jsonplus_script_reads_our_json_plus,
         ),
+        trial("fio::skewed_distributions_match_fio_genzipf", &[Need::Fio], fio::skewed_distributions_match_fio_genzipf),
     ];
     libtest_mimic::run(&args, tests).exit();
 }

@@ -17,7 +17,7 @@
 //! Refused, with the job named: buffered jobs (`direct=0`: the runtime bypasses the page
 //! cache, so a buffered job's I/O would not be what the kernel sends; run it with `iosched
 //! fio` in the simulator), and what this executor does not carry out yet: `mmap`, trim,
-//! non-uniform distributions, `thinktime`, `rate`/`rate_iops`, `startdelay`, `ramp_time`,
+//! `thinktime`, `rate`/`rate_iops`, `startdelay`, `ramp_time`,
 //! `fsync`/`fdatasync`/`end_fsync`/`fsync_on_close`, `filesize` and percentages. Block
 //! sizes and regions must be whole 4 KiB blocks (O_DIRECT).
 
@@ -25,7 +25,7 @@ use super::{Control, Ended};
 use crate::error::{Error, IoError};
 use crate::runtime::{Completion, Handle, Options, Report as RtReport, Target};
 use crate::sys::{ALIGN, IoBuf};
-use iosched_benchmarks::fio::job::{Distribution, Engine, Job, JobSet, Pattern};
+use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern};
 use iosched_benchmarks::fio::report::{DirStats, JobResult, Report};
 use iosched_benchmarks::fio::stream::{JobStream, Region};
 use iosched_benchmarks::fio::value::SizeOrPercent;
@@ -48,7 +48,6 @@ fn check(j: &Job) -> Result<(), Error> {
     let unsupported = [
         (j.ioengine == Engine::Mmap, "ioengine=mmap"),
         (matches!(j.rw, Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite), "trim"),
-        (j.random_distribution != Distribution::Random && j.rw.is_random(), "a non-uniform random_distribution"),
         (j.thinktime_us > 0, "thinktime"),
         (j.rate != [0; 3] || j.rate_iops != [0; 3], "rate limits"),
         (j.startdelay_us > 0, "startdelay"),
