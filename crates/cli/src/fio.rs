@@ -44,6 +44,55 @@ pub struct Args {
     pub job_options: Vec<String>,
 }
 
+/// fio's per-I/O log files of a run, checked before anything runs and written after it:
+/// `PREFIX_clat.N.log` & co., with `.<k>` after the name for run `k` of several schedulers.
+/// Only a new or empty file, or an earlier fio log (its first line five numbers), is written.
+pub struct Logs {
+    runs: usize,
+}
+
+impl Logs {
+    pub fn check(jobs: &iosched_benchmarks::fio::JobSet, runs: usize) -> Result<Logs, String> {
+        let l = Logs { runs };
+        for name in iosched_benchmarks::fio::report::log_file_names(jobs) {
+            for k in 0..runs {
+                let p = l.path(&name, k);
+                let Ok(text) = std::fs::read_to_string(&p) else {
+                    if p.exists() {
+                        return Err(format!("{}: exists and is not a fio log; not replaced", p.display()));
+                    }
+                    continue;
+                };
+                let first = text.lines().next().unwrap_or("");
+                let fio_log =
+                    first.split(", ").count() >= 5 && first.split(", ").all(|f| f.trim().parse::<i64>().is_ok());
+                if !(text.is_empty() || fio_log) {
+                    return Err(format!("{}: exists and is not a fio log; not replaced", p.display()));
+                }
+            }
+        }
+        Ok(l)
+    }
+
+    fn path(&self, name: &str, k: usize) -> PathBuf {
+        if self.runs == 1 { PathBuf::from(name) } else { PathBuf::from(format!("{name}.{}", k + 1)) }
+    }
+
+    /// Write run `k`'s logs.
+    pub fn write(
+        &self,
+        r: &iosched_benchmarks::fio::Report,
+        jobs: &iosched_benchmarks::fio::JobSet,
+        k: usize,
+    ) -> Result<(), String> {
+        for (name, text) in iosched_benchmarks::fio::report::run_log_files(r, jobs) {
+            let p = self.path(&name, k);
+            std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        Ok(())
+    }
+}
+
 /// A `write_iolog` file may be written if it is new, empty, or a fio iolog already.
 fn check_iolog_target(p: &std::path::Path) -> Result<(), String> {
     use std::io::Read as _;
@@ -121,6 +170,7 @@ pub fn main(a: Args) -> Result<(), String> {
             }
         }
     }
+    let logs = Logs::check(&cfg.jobs, specs.len())?;
     let p = Progress::new("runs");
     let mut docs = Vec::new();
     for (i, s) in specs.iter().enumerate() {
@@ -133,6 +183,7 @@ pub fn main(a: Args) -> Result<(), String> {
             let p = iolog_path(path, i);
             std::fs::write(&p, text).map_err(|e| format!("write_iolog {}: {e}", p.display()))?;
         }
+        logs.write(&r.report, &cfg.jobs, i)?;
         let mut v = format.json(&r.report).unwrap_or_else(|| json(&r.report));
         v["machine"] = cfg.machine.json();
         p.suspend(|| -> Result<(), String> {

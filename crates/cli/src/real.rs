@@ -374,6 +374,7 @@ fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
     }
     let specs = specs(c)?;
     a.report.check()?;
+    let logs = crate::fio::Logs::check(&jobs, specs.len())?;
     let (results, ended) = run_each(
         c,
         &specs,
@@ -381,7 +382,8 @@ fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
         |r: &(iosched_benchmarks::fio::Report, Report)| &r.1,
     )?;
     let mut docs = Vec::new();
-    for (r, _) in &results {
+    for (k, (r, _)) in results.iter().enumerate() {
+        logs.write(r, &jobs, k)?;
         let mut v = format.json(r).unwrap_or_else(|| iosched_benchmarks::fio::report::json(r));
         v["target"] = serde_json::json!(c.target);
         v["emulate"] = serde_json::json!(c.emulate);

@@ -38,7 +38,7 @@ use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
 use iosched_benchmarks::fio::iolog::{Action, Iolog, Issued, write_v3};
 use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern, RateProcess};
-use iosched_benchmarks::fio::report::{DirStats, JobResult, Report};
+use iosched_benchmarks::fio::report::{DirStats, JobResult, Report, Sample};
 use iosched_benchmarks::fio::stream::{JobStream, Region};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::trace::Trace;
@@ -294,6 +294,9 @@ struct Worker {
     iologs: Shared<Vec<(usize, String, String)>>,
     /// I/Os by the depth at their submission (fio's `io_u_map`).
     depth_map: [u64; 7],
+    /// Every measured I/O, for the job's per-I/O logs.
+    samples: Option<Vec<Sample>>,
+    thread_number: u64,
 }
 
 /// While a replayed log's next I/O is not due and I/Os are in flight, completions are
@@ -346,6 +349,8 @@ impl Worker {
             logged: job.write_iolog.is_some().then(Vec::new),
             iologs,
             depth_map: [0; 7],
+            samples: job.logs_samples().then(Vec::new),
+            thread_number,
         }
     }
 
@@ -462,6 +467,10 @@ impl Worker {
         }
         let at = now.saturating_duration_since(self.measured_from);
         self.stats[write as usize].add(bytes, lat.as_nanos() as u64, at.as_nanos() as u64);
+        if let Some(v) = &mut self.samples {
+            let rt = self.job.prioclass == 1;
+            v.push(Sample { at_ms: at.as_millis() as u64, write, bytes, clat_ns: lat.as_nanos() as u64, rt });
+        }
     }
 
     fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64) -> SysOp {
@@ -508,6 +517,8 @@ impl Worker {
             group_reporting: self.job.group_reporting,
             iodepth: self.job.iodepth,
             depth_map: self.depth_map,
+            samples: self.samples.take().unwrap_or_default(),
+            number: self.thread_number,
         });
     }
 }

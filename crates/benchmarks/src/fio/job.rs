@@ -206,6 +206,18 @@ pub struct Job {
     /// `replay_time_scale=` (percent, default 100: the log's own pace).
     pub replay_time_scale: u32,
     pub replay_no_stall: bool,
+    /// `write_lat_log=`, `write_bw_log=`, `write_iops_log=`: each log's file-name prefix
+    /// (fio writes `PREFIX_clat.N.log` & co., N the job's number).
+    pub write_lat_log: Option<String>,
+    pub write_bw_log: Option<String>,
+    pub write_iops_log: Option<String>,
+}
+
+impl Job {
+    /// Whether the job writes any per-I/O log, so its executor keeps every I/O's sample.
+    pub fn logs_samples(&self) -> bool {
+        self.write_lat_log.is_some() || self.write_bw_log.is_some() || self.write_iops_log.is_some()
+    }
 }
 
 impl Job {
@@ -272,6 +284,9 @@ impl Job {
             write_iolog: None,
             replay_time_scale: 100,
             replay_no_stall: false,
+            write_lat_log: None,
+            write_bw_log: None,
+            write_iops_log: None,
         }
     }
 
@@ -401,12 +416,7 @@ pub const REPORTING_ONLY: &[&str] = &[
     "lat_percentiles",
     "slat_percentiles",
     "percentile_list",
-    "per_job_logs",
-    "log_avg_msec",
     "log_hist_msec",
-    "write_bw_log",
-    "write_lat_log",
-    "write_iops_log",
     "write_hist_log",
     "bwavgtime",
     "iopsavgtime",
@@ -509,6 +519,11 @@ pub const MODELLED: &[&str] = &[
     "write_iolog",
     "replay_time_scale",
     "replay_no_stall",
+    "write_lat_log",
+    "write_bw_log",
+    "write_iops_log",
+    "log_avg_msec",
+    "per_job_logs",
 ];
 
 /// The jobs the sections describe.
@@ -771,6 +786,22 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
             job.read_iolog = Some(v.to_string());
         }
         "write_iolog" => job.write_iolog = Some(v.to_string()),
+        "write_lat_log" => job.write_lat_log = Some(v.to_string()),
+        "write_bw_log" => job.write_bw_log = Some(v.to_string()),
+        "write_iops_log" => job.write_iops_log = Some(v.to_string()),
+        // Only fio's defaults are modelled: a sample per I/O, a log file per job.
+        "log_avg_msec" => {
+            if value::int_in(v, 0, u32::MAX as u64).map_err(bad)? != 0 {
+                return Err(bad(format!(
+                    "`{v}`: averaged logs are not modelled; only 0 (a sample per I/O, fio's default)"
+                )));
+            }
+        }
+        "per_job_logs" => {
+            if !value::boolean(v).map_err(bad)? {
+                return Err(bad("0: one log shared by the jobs is not modelled; only 1 (fio's default)".into()));
+            }
+        }
         "replay_time_scale" => job.replay_time_scale = u32_in(1, 100_000)?,
         _ => unreachable!("every MODELLED option is handled: {key}"),
     }
@@ -997,7 +1028,7 @@ mod tests {
         let e = jobs("[a]\nrate=1m\nrate_iops=100\n").unwrap_err();
         assert!(e.to_string().contains("rate and rate_iops"), "{e}");
         assert!(jobs("[global]\nbs=4k\n").unwrap_err().message.contains("no job"));
-        let s = jobs("[a]\nwrite_lat_log=x\ntime_based\n").unwrap();
+        let s = jobs("[a]\nclat_percentiles=1\ntime_based\n").unwrap();
         assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
     }
 

@@ -54,9 +54,103 @@ pub struct JobResult {
     pub group_reporting: bool,
     /// The job's `iodepth` (fio's `latency_depth` without a latency target).
     pub iodepth: u32,
+    /// Every measured I/O, when the job writes a per-I/O log ([`super::Job::logs_samples`]).
+    pub samples: Vec<Sample>,
+    /// The job's number (1-based over the jobs and their clones, as fio numbers them): the
+    /// `N` of its log files.
+    pub number: u64,
     /// I/Os by the job's depth when each was submitted, the submitted one included
     /// (`io_u_mark_depth` of `cur_depth`): fio's buckets 1, 2–3, 4–7, …, ≥ 64 ([`depth_bucket`]).
     pub depth_map: [u64; 7],
+}
+
+/// One completed I/O as fio's per-I/O logs record it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Sample {
+    /// Completion, ms since the job started.
+    pub at_ms: u64,
+    pub write: bool,
+    pub bytes: u64,
+    pub clat_ns: u64,
+    /// Of the real-time I/O priority class (the log's priority column).
+    pub rt: bool,
+}
+
+/// fio 3.33's per-I/O log files for one job: (file name, text) for each log the job asks
+/// for, as `flush_samples` writes them — `time (ms), value, direction (0 read, 1 write),
+/// block size (bytes), priority (1 for the RT class)` per line. `clat` and `lat` logs
+/// hold the completion latency in ns (no submission latency is modelled, so `slat`'s log
+/// is not written); the `bw` log `bytes × 10⁶ / clat_ns` (`add_bw_sample`'s per-I/O
+/// rate); the `iops` log 1.
+pub fn log_files(j: &JobResult, job: &super::Job) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let text = |value: &dyn Fn(&Sample) -> u64| -> String {
+        j.samples
+            .iter()
+            .map(|s| format!("{}, {}, {}, {}, {}\n", s.at_ms, value(s), s.write as u8, s.bytes, s.rt as u8))
+            .collect()
+    };
+    let n = j.number;
+    if let Some(p) = &job.write_lat_log {
+        out.push((format!("{p}_clat.{n}.log"), text(&|s| s.clat_ns)));
+        out.push((format!("{p}_lat.{n}.log"), text(&|s| s.clat_ns)));
+    }
+    if let Some(p) = &job.write_bw_log {
+        out.push((format!("{p}_bw.{n}.log"), text(&|s| (s.bytes * 1_000_000).checked_div(s.clat_ns).unwrap_or(0))));
+    }
+    if let Some(p) = &job.write_iops_log {
+        out.push((format!("{p}_iops.{n}.log"), text(&|_| 1)));
+    }
+    out
+}
+
+/// The log files of a run: [`log_files`] of each job thread of `jobs` that asks for one,
+/// found by its number.
+pub fn run_log_files(r: &Report, jobs: &super::JobSet) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for j in &r.jobs {
+        if let Some(job) = job_of(jobs, j.number) {
+            out.extend(log_files(j, job));
+        }
+    }
+    out
+}
+
+/// The log files a run of `jobs` would write, by name (for checking before the run).
+pub fn log_file_names(jobs: &super::JobSet) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut n = 0u64;
+    for job in &jobs.jobs {
+        for _ in 0..job.numjobs {
+            n += 1;
+            let empty = JobResult {
+                name: String::new(),
+                groupid: 0,
+                runtime_us: 0,
+                dirs: Default::default(),
+                fsyncs: 0,
+                group_reporting: false,
+                iodepth: 1,
+                samples: Vec::new(),
+                number: n,
+                depth_map: [0; 7],
+            };
+            out.extend(log_files(&empty, job).into_iter().map(|f| f.0));
+        }
+    }
+    out
+}
+
+/// The job of thread number `n` (1-based over the jobs and their clones, in order).
+fn job_of(jobs: &super::JobSet, n: u64) -> Option<&super::Job> {
+    let mut first = 1u64;
+    for job in &jobs.jobs {
+        if n < first + job.numjobs as u64 {
+            return (n >= first).then_some(job);
+        }
+        first += job.numjobs as u64;
+    }
+    None
 }
 
 /// The bucket of `depth` in [`JobResult::depth_map`].
@@ -96,6 +190,7 @@ pub fn entries(r: &Report) -> Vec<JobResult> {
                 for (a, b) in e.depth_map.iter_mut().zip(&j.depth_map) {
                     *a += b;
                 }
+                e.samples.extend_from_slice(&j.samples);
             }
             _ => out.push(j.clone()),
         }
@@ -448,6 +543,8 @@ mod tests {
             group_reporting: gr,
             iodepth: 1,
             depth_map: [1, 0, 0, 0, 0, 0, 0],
+            samples: Vec::new(),
+            number: 1,
         }
     }
 
@@ -473,6 +570,32 @@ mod tests {
         assert_eq!(job["latency_depth"], 1);
         assert_eq!((0..70).map(depth_bucket).max(), Some(6));
         assert_eq!([1, 2, 3, 4, 63, 64].map(depth_bucket), [0, 1, 1, 2, 5, 6]);
+    }
+
+    /// fio 3.33's per-I/O log lines, one file per log type and job.
+    #[test]
+    fn log_files_are_fios_format() {
+        let a: Vec<String> =
+            ["--name=j", "--rw=read", "--size=8k", "--write_lat_log=l", "--write_bw_log=b", "--write_iops_log=i"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let set = super::super::job::build(&super::super::jobfile::parse_args(&a, 1).unwrap()).unwrap();
+        let mut j = job("j", 0, false, 8192, 1);
+        j.samples = vec![
+            Sample { at_ms: 0, write: false, bytes: 4096, clat_ns: 259_045, rt: false },
+            Sample { at_ms: 3, write: true, bytes: 4096, clat_ns: 0, rt: true },
+        ];
+        let r =
+            Report { world: "simulated".into(), scheduler: "noop".into(), seed: 1, jobs: vec![j], warnings: vec![] };
+        let files = run_log_files(&r, &set);
+        let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+        assert_eq!(names, ["l_clat.1.log", "l_lat.1.log", "b_bw.1.log", "i_iops.1.log"]);
+        assert_eq!(log_file_names(&set), names);
+        assert_eq!(files[0].1, "0, 259045, 0, 4096, 0\n3, 0, 1, 4096, 1\n");
+        // fio's per-I/O rate: 4096 × 10⁶ / 259045 ns, as fio 3.33 logged it for such an I/O.
+        assert_eq!(files[2].1.lines().next(), Some("0, 15811, 0, 4096, 0"));
+        assert_eq!(files[3].1.lines().nth(1), Some("3, 1, 1, 4096, 1"));
     }
 
     #[test]

@@ -83,3 +83,51 @@ pub fn skewed_distributions_match_fio_genzipf() {
         );
     }
 }
+
+/// Our per-I/O log files beside fio 3.33's for the same job: the same files (less fio's
+/// `slat` log: no submission latency is modelled), one line per I/O in both, each line
+/// fio's five integer columns with the direction and block size of the job.
+pub fn log_files_have_fios_names_and_lines() {
+    let t = TempDir::new("logs");
+    let job = ["--name=t", "--rw=randread", "--size=1M", "--bs=4k", "--direct=1", "--ioengine=psync"];
+    let logs =
+        |p: &str| [format!("--write_lat_log={p}l"), format!("--write_bw_log={p}b"), format!("--write_iops_log={p}i")];
+    let fio = Command::new("fio")
+        .current_dir(&t.0)
+        .args(job)
+        .arg(format!("--filename={}", t.s("data")))
+        .args(logs("f"))
+        .arg("--output-format=json")
+        .output()
+        .expect("run fio");
+    assert!(fio.status.success(), "{}", String::from_utf8_lossy(&fio.stderr));
+    let ours = Command::new(env!("CARGO_BIN_EXE_iosched"))
+        .current_dir(&t.0)
+        .arg("fio")
+        .arg("--")
+        .args(job)
+        .args(logs("o"))
+        .output()
+        .unwrap();
+    assert!(ours.status.success(), "{}", String::from_utf8_lossy(&ours.stderr));
+    let lines = |name: &str| -> Vec<Vec<i64>> {
+        let text = std::fs::read_to_string(t.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        text.lines()
+            .map(|l| l.split(", ").map(|f| f.parse::<i64>().unwrap_or_else(|_| panic!("{name}: `{l}`"))).collect())
+            .collect()
+    };
+    assert!(t.join("fl_slat.1.log").exists(), "fio writes a slat log");
+    assert!(!t.join("ol_slat.1.log").exists(), "we do not: no submission latency is modelled");
+    for kind in ["l_clat", "l_lat", "b_bw", "i_iops"] {
+        let (f, o) = (lines(&format!("f{kind}.1.log")), lines(&format!("o{kind}.1.log")));
+        assert_eq!(f.len(), 256, "fio's {kind}: an entry per I/O");
+        assert_eq!(o.len(), f.len(), "{kind}: as many entries as fio's");
+        for l in f.iter().chain(&o) {
+            assert_eq!(l.len(), 5, "{kind}: {l:?}");
+            assert_eq!((l[2], l[3], l[4]), (0, 4096, 0), "{kind}: read, 4096 bytes, not RT: {l:?}");
+        }
+        if kind == "i_iops" {
+            assert!(o.iter().all(|l| l[1] == 1));
+        }
+    }
+}

@@ -71,6 +71,7 @@ fn main() {
             fio::fios_jsonplus_script_reads_our_json_plus,
         ),
         trial("fio::skewed_distributions_match_fio_genzipf", &[Need::Fio], fio::skewed_distributions_match_fio_genzipf),
+        trial("fio::log_files_have_fios_names_and_lines", &[Need::Fio], fio::log_files_have_fios_names_and_lines),
     ];
     libtest_mimic::run(&args, tests).exit();
 }

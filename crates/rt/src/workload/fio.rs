@@ -26,7 +26,7 @@ use crate::error::{Error, IoError};
 use crate::runtime::{Completion, Handle, Options, Report as RtReport, Target};
 use crate::sys::{ALIGN, IoBuf};
 use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern};
-use iosched_benchmarks::fio::report::{DirStats, JobResult, Report};
+use iosched_benchmarks::fio::report::{DirStats, JobResult, Report, Sample};
 use iosched_benchmarks::fio::stream::{JobStream, Region};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::Op;
@@ -102,6 +102,10 @@ struct State {
     start: Instant,
     /// I/Os by the depth at their submission (fio's `io_u_map`).
     depth_map: [u64; 7],
+    /// Every I/O, for the job's per-I/O logs (`Some` when it writes one), and whether the
+    /// job's priority is of the RT class (the logs' priority column).
+    samples: Option<Vec<Sample>>,
+    rt: bool,
     end: Option<Instant>,
 }
 
@@ -146,6 +150,10 @@ fn on_done(sh: &Shared, c: Completion, t0: Instant, write: bool, len: u64) {
         Ok(_) => {
             let (clat, at) = (now.saturating_duration_since(t0), now.saturating_duration_since(st.start));
             st.stats[write as usize].add(len, clat.as_nanos() as u64, at.as_nanos() as u64);
+            let rt = st.rt;
+            if let Some(v) = &mut st.samples {
+                v.push(Sample { at_ms: at.as_millis() as u64, write, bytes: len, clat_ns: clat.as_nanos() as u64, rt });
+            }
             submit_next(sh, &mut st, now);
         }
         Err(e) => {
@@ -252,10 +260,17 @@ pub fn run(
                 error: None,
                 start,
                 depth_map: [0; 7],
+                samples: t.job.logs_samples().then(Vec::new),
+                rt: t.job.prioclass == 1,
                 end: None,
             };
             let name = t.job.thread_name(t.clone);
-            running.push((name, t.job.group_reporting, t.job.iodepth, Arc::new((Mutex::new(st), Condvar::new()))));
+            running.push((
+                name,
+                t.job.group_reporting,
+                (t.job.iodepth, t.number),
+                Arc::new((Mutex::new(st), Condvar::new())),
+            ));
         }
         for (_, _, _, sh) in &running {
             let mut st = sh.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -263,7 +278,7 @@ pub fn run(
                 submit_next(sh, &mut st, Instant::now());
             }
         }
-        for (name, group_reporting, job_depth, sh) in running {
+        for (name, group_reporting, (job_depth, job_number), sh) in running {
             {
                 let (m, cv) = &*sh;
                 let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
@@ -272,7 +287,7 @@ pub fn run(
                 }
             }
             let st = super::take_when_released(sh);
-            let State { handle, stats, error, end, depth_map, .. } = st;
+            let State { handle, stats, error, end, depth_map, samples, .. } = st;
             drop(handle);
             if let Some(e) = error {
                 return Ok((report(results), target.close()?, Ended::Failed(e)));
@@ -286,6 +301,8 @@ pub fn run(
                 group_reporting,
                 iodepth: job_depth,
                 depth_map,
+                samples: samples.unwrap_or_default(),
+                number: job_number,
             });
         }
         if ctl.stopped() {
