@@ -49,6 +49,13 @@ pub enum RequestAlloc {
     /// min(`nr_requests`/8, 8) slots are free. Congested while fewer than `nr/8 − 1` slots
     /// are free, clear again at `nr/8 + 1` free.
     V2_5,
+    /// 2.4.20 to 2.4.21 (`drivers/block/ll_rw_blk.c`): the same fixed free lists per
+    /// direction (`blk_grow_request_list` alternates READ and WRITE, 64 each of its 128),
+    /// no `may_queue`; `blkdev_release_request` wakes one exclusive sleeper
+    /// (`__get_request_wait`) once `batch_requests` = min(2 × `nr_requests` / 4, 32) slots
+    /// are free — 32 of 64 at the default. 2.4's queue has no congestion state (its writers
+    /// are throttled by the VM, not by `blk_congestion_wait`), so none is reported.
+    V2_4,
 }
 
 impl Default for QueueConfig {
@@ -100,7 +107,7 @@ pub const QUEUE_TUNABLES: &[Spec] = &[
     Spec::choice(
         "request_alloc",
         REQUEST_ALLOC_NAMES,
-        "request-slot allocation: 2.6.20 (per-task batching, may_queue) or 2.5 (free lists, wake-ups batched)",
+        "request-slot allocation: 2.6.20 (per-task batching, may_queue), 2.5 (free lists, wake-ups batched) or 2.4 (free lists, a sleeper woken at 32 free, no congestion)",
     ),
     Spec::boolean(
         "rotational",
@@ -116,7 +123,7 @@ impl RequestAlloc {
 }
 
 /// `request_alloc` values, in [`RequestAlloc`] order.
-const REQUEST_ALLOC_NAMES: &[&str] = &["2.6.20", "2.5"];
+const REQUEST_ALLOC_NAMES: &[&str] = &["2.6.20", "2.5", "2.4"];
 
 impl QueueConfig {
     pub fn get(&self, name: &str) -> Option<i64> {
@@ -152,7 +159,11 @@ impl QueueConfig {
             // (`Spec::values` admits only Hz::ALLOWED.)
             "hz" => self.hz = Hz::new(v as u32),
             "request_alloc" => {
-                self.request_alloc = if v == 0 { RequestAlloc::V2_6_20 } else { RequestAlloc::V2_5 };
+                self.request_alloc = match v {
+                    0 => RequestAlloc::V2_6_20,
+                    1 => RequestAlloc::V2_5,
+                    _ => RequestAlloc::V2_4,
+                };
             }
             "rotational" => self.rotational = v != 0,
             _ => unreachable!(),
@@ -160,9 +171,14 @@ impl QueueConfig {
         Ok(true)
     }
 
-    /// 2.5's `batch_requests`: free slots needed before a sleeper is woken.
+    /// `batch_requests`: free slots needed before a sleeper is woken — 2.5's
+    /// min(nr/8, 8); 2.4's `q->nr_requests / 4` capped at 32, of a pool of both directions
+    /// (2 × nr).
     pub(crate) fn batch_requests(&self) -> u32 {
-        (self.nr_requests / 8).clamp(1, 8)
+        match self.request_alloc {
+            RequestAlloc::V2_4 => (2 * self.nr_requests / 4).clamp(1, 32),
+            _ => (self.nr_requests / 8).clamp(1, 8),
+        }
     }
 
     /// Allocated requests at which a direction becomes congested: 2.6.20's `nr − nr/8 + 1`
@@ -180,6 +196,8 @@ impl QueueConfig {
                 };
                 nr - on_free + 1
             }
+            // Never: 2.4 has no queue congestion.
+            RequestAlloc::V2_4 => u32::MAX,
         }
     }
 
@@ -191,6 +209,7 @@ impl QueueConfig {
         match self.request_alloc {
             RequestAlloc::V2_6_20 => (nr as i64 - (nr / 8) as i64 - (nr / 16) as i64 - 1).max(1) as u32,
             RequestAlloc::V2_5 => nr - (nr / 8 + 1).min(nr) + 1,
+            RequestAlloc::V2_4 => 0,
         }
     }
 }

@@ -662,7 +662,7 @@ impl Queue {
 
     /// Try to allocate a slot for `bio` (2.6.20 `get_request`).
     fn get_request(&mut self, now: Instant, bio: &Request) -> bool {
-        if self.cfg.request_alloc == RequestAlloc::V2_5 {
+        if self.cfg.request_alloc != RequestAlloc::V2_6_20 {
             return self.get_request_2_5(now, bio);
         }
         let d = bio.dir().index();
@@ -703,13 +703,15 @@ impl Queue {
     }
 
     /// 2.5 `get_request`: a slot if one is free and the policy does not refuse, whoever
-    /// asks.
+    /// asks. 2.4's is the same without the policy's say (it has no `may_queue`).
     fn get_request_2_5(&mut self, now: Instant, bio: &Request) -> bool {
         let d = bio.dir().index();
         if self.pool.count[d] >= self.cfg.nr_requests {
             return false;
         }
-        if self.sched.may_queue(now, bio.owner, bio.prio, bio.dir(), bio.is_sync()) == MayQueue::No {
+        if self.cfg.request_alloc == RequestAlloc::V2_5
+            && self.sched.may_queue(now, bio.owner, bio.prio, bio.dir(), bio.is_sync()) == MayQueue::No
+        {
             return false;
         }
         if self.pool.count[d] + 1 >= self.cfg.congestion_on() {
@@ -723,10 +725,13 @@ impl Queue {
     fn freed_request(&mut self, now: Instant, dir: Dir) {
         let d = dir.index();
         self.pool.count[d] -= 1;
-        if self.cfg.request_alloc == RequestAlloc::V2_5 {
-            // __blk_put_request: back on the free list; one sleeper is woken only once
-            // batch_requests slots are free, so until then a running task takes them.
-            self.report_release(dir);
+        if self.cfg.request_alloc != RequestAlloc::V2_6_20 {
+            // __blk_put_request (2.4: blkdev_release_request): back on the free list; one
+            // sleeper is woken only once batch_requests slots are free, so until then a
+            // running task takes them.
+            if self.cfg.request_alloc == RequestAlloc::V2_5 {
+                self.report_release(dir);
+            }
             if self.cfg.nr_requests - self.pool.count[d] >= self.cfg.batch_requests() {
                 self.wake_one(now, dir);
             }

@@ -1,4 +1,4 @@
-//! The queue's two request allocations (`request_alloc`): who gets a slot that frees up
+//! The queue's request allocations (`request_alloc`): who gets a slot that frees up
 //! while submitters sleep for one.
 
 use iosched_core::{Admission, Dir, Event, Instant, Owner, Queue, QueueConfig, RequestAlloc, Status};
@@ -75,9 +75,9 @@ fn v2_6_20_hands_each_freed_slot_to_the_first_sleeper() {
 
 #[test]
 fn request_alloc_names_its_choices() {
-    let err = SchedSpec::parse("noop:request_alloc=2.4").unwrap().queue_on(QueueConfig::default()).unwrap_err();
+    let err = SchedSpec::parse("noop:request_alloc=2.3").unwrap().queue_on(QueueConfig::default()).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("request_alloc") && text.contains("2.6.20") && text.contains("2.5"), "{text}");
+    assert!(text.contains("request_alloc") && ["2.6.20", "2.5", "2.4"].iter().all(|n| text.contains(n)), "{text}");
 }
 
 #[test]
@@ -142,4 +142,24 @@ fn every_release_below_the_threshold_reports_not_congested() {
             );
         }
     }
+}
+
+#[test]
+fn v2_4_wakes_a_sleeper_only_when_a_quarter_of_the_pool_is_free_and_reports_no_congestion() {
+    let mut q = queue("noop:request_alloc=2.4");
+    assert_eq!(q.config().request_alloc, RequestAlloc::V2_4);
+    fill(&mut q, 3);
+    let now = Instant::from_nanos(1_000_000);
+    // 2.4's batch_requests: a quarter of both directions' 2 × 16 slots = 8 free.
+    for _ in 0..7 {
+        assert_eq!(complete_one(&mut q, now), 0);
+    }
+    assert_eq!(q.waiting(Dir::Read), 3);
+    assert_eq!(q.allocated(Dir::Read), 9);
+    assert_eq!(complete_one(&mut q, now), 1, "the eighth free slot wakes one sleeper");
+    assert_eq!(q.waiting(Dir::Read), 2);
+    // The pool ran full and drained without a congestion report: 2.4 has none.
+    let mut q = queue("noop:request_alloc=2.4");
+    fill(&mut q, 1);
+    assert!(std::iter::from_fn(|| q.poll_event()).all(|e| !matches!(e, Event::Congestion { .. })));
 }
