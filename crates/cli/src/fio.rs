@@ -45,10 +45,20 @@ pub struct Args {
 }
 
 /// fio's per-I/O log files of a run, checked before anything runs and written after it:
-/// `PREFIX_clat.N.log` & co., with `.<k>` after the name for run `k` of several schedulers.
-/// Only a new or empty file, or an earlier fio log (its first line five numbers), is written.
+/// `PREFIX_clat.N.log` & co., with `.<k>` after the name for run `k` of several schedulers
+/// (`record::path`). Only a new or empty file, or an earlier fio log, is written.
 pub struct Logs {
     runs: usize,
+}
+
+/// A fio log's line: five or more integer columns.
+fn is_fio_log_line(l: &str) -> bool {
+    l.split(", ").count() >= 5 && l.split(", ").all(|f| f.trim().parse::<i64>().is_ok())
+}
+
+/// `write_iolog` replaces only a fio iolog.
+pub fn may_write_iolog(p: &std::path::Path) -> Result<(), String> {
+    record::may_replace("write_iolog", p, true, |l| l.starts_with("fio version"), "a fio iolog")
 }
 
 impl Logs {
@@ -56,26 +66,18 @@ impl Logs {
         let l = Logs { runs };
         for name in iosched_benchmarks::fio::report::log_file_names(jobs) {
             for k in 0..runs {
-                let p = l.path(&name, k);
-                let Ok(text) = std::fs::read_to_string(&p) else {
-                    if p.exists() {
-                        return Err(format!("{}: exists and is not a fio log; not replaced", p.display()));
-                    }
-                    continue;
-                };
-                let first = text.lines().next().unwrap_or("");
-                let fio_log =
-                    first.split(", ").count() >= 5 && first.split(", ").all(|f| f.trim().parse::<i64>().is_ok());
-                if !(text.is_empty() || fio_log) {
-                    return Err(format!("{}: exists and is not a fio log; not replaced", p.display()));
-                }
+                l.may_write(&l.path(&name, k))?;
             }
         }
         Ok(l)
     }
 
     fn path(&self, name: &str, k: usize) -> PathBuf {
-        if self.runs == 1 { PathBuf::from(name) } else { PathBuf::from(format!("{name}.{}", k + 1)) }
+        record::path(std::path::Path::new(name), k + 1, self.runs)
+    }
+
+    fn may_write(&self, p: &std::path::Path) -> Result<(), String> {
+        record::may_replace("fio log", p, true, is_fio_log_line, "a fio log")
     }
 
     /// Write run `k`'s logs.
@@ -87,22 +89,12 @@ impl Logs {
     ) -> Result<(), String> {
         for (name, text) in iosched_benchmarks::fio::report::run_log_files(r, jobs) {
             let p = self.path(&name, k);
+            // Checked again: the run may have created the file since.
+            self.may_write(&p)?;
             std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
         }
         Ok(())
     }
-}
-
-/// A `write_iolog` file may be written if it is new, empty, or a fio iolog already.
-fn check_iolog_target(p: &std::path::Path) -> Result<(), String> {
-    use std::io::Read as _;
-    let Ok(mut f) = std::fs::File::open(p) else { return Ok(()) };
-    let mut head = [0u8; 11];
-    let n = f.read(&mut head).map_err(|e| format!("write_iolog {}: {e}", p.display()))?;
-    if n == 0 || head[..n].starts_with(b"fio version") {
-        return Ok(());
-    }
-    Err(format!("write_iolog {}: exists and is not a fio iolog; not replaced", p.display()))
 }
 
 pub fn main(a: Args) -> Result<(), String> {
@@ -153,9 +145,7 @@ pub fn main(a: Args) -> Result<(), String> {
     a.report.check()?;
     // Each job's write_iolog, per run (`PATH.<n>` with several schedulers), checked before
     // anything runs: only a new or empty file, or an earlier fio iolog, is written.
-    let iolog_path = |path: &str, i: usize| -> PathBuf {
-        if specs.len() == 1 { PathBuf::from(path) } else { PathBuf::from(format!("{path}.{}", i + 1)) }
-    };
+    let iolog_path = |path: &str, i: usize| record::path(std::path::Path::new(path), i + 1, specs.len());
     for j in &cfg.jobs.jobs {
         if let Some(path) = &j.write_iolog {
             if j.numjobs > 1 {
@@ -166,7 +156,7 @@ pub fn main(a: Args) -> Result<(), String> {
                 ));
             }
             for i in 0..specs.len() {
-                check_iolog_target(&iolog_path(path, i))?;
+                may_write_iolog(&iolog_path(path, i))?;
             }
         }
     }
@@ -181,6 +171,7 @@ pub fn main(a: Args) -> Result<(), String> {
         }
         for (path, text) in &r.iologs {
             let p = iolog_path(path, i);
+            may_write_iolog(&p)?;
             std::fs::write(&p, text).map_err(|e| format!("write_iolog {}: {e}", p.display()))?;
         }
         logs.write(&r.report, &cfg.jobs, i)?;

@@ -32,29 +32,36 @@ pub fn check(r: Option<&Path>, runs: usize) -> Result<bool, String> {
 /// A trace may replace only a trace: a file that does not exist, or one whose first line
 /// is the header `Trace::to_text` writes. Anything else is someone's data.
 fn may_write(p: &Path) -> Result<(), String> {
+    may_replace("--record", p, false, trace::is_header, &format!("an iosched trace (its first line is not `{HEADER}`)"))
+}
+
+/// Whether the command may write its own kind of file at `p` (`opt` names the option in
+/// errors): a path that does not exist, an empty file if `empty_ok`, or a regular file
+/// whose first non-blank line `ours` recognises. Never a directory, FIFO or device (a FIFO
+/// is not opened: opening it to read would wait for a writer), nor a dangling symbolic
+/// link (writing would create whatever it names).
+pub fn may_replace(opt: &str, p: &Path, empty_ok: bool, ours: fn(&str) -> bool, what: &str) -> Result<(), String> {
     use std::io::Read;
     // Look before opening: opening a FIFO to read it would wait for a writer.
     match std::fs::metadata(p) {
         // A dangling symbolic link would create whatever it names: refused.
         Err(_) if std::fs::symlink_metadata(p).is_ok() => {
-            return Err(format!("--record {}: a symbolic link to nothing; give a plain path", p.display()));
+            return Err(format!("{opt} {}: a symbolic link to nothing; give a plain path", p.display()));
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(format!("--record {}: {e}", p.display())),
+        Err(e) => return Err(format!("{opt} {}: {e}", p.display())),
         Ok(m) if !m.is_file() => {
-            return Err(format!("--record {}: exists and is not a regular file; give a new path", p.display()));
+            return Err(format!("{opt} {}: exists and is not a regular file; give a new path", p.display()));
         }
+        Ok(m) if m.len() == 0 && empty_ok => return Ok(()),
         Ok(_) => {}
     }
-    let mut f = std::fs::File::open(p).map_err(|e| format!("--record {}: {e}", p.display()))?;
-    // As `Trace::parse` takes it: blank lines, then `# iosched trace v…`.
+    let mut f = std::fs::File::open(p).map_err(|e| format!("{opt} {}: {e}", p.display()))?;
     let mut head = Vec::new();
     let _ = f.by_ref().take(4096).read_to_end(&mut head);
-    let ours = String::from_utf8_lossy(&head).lines().find(|l| !l.trim().is_empty()).is_some_and(trace::is_header);
-    if !ours {
+    if !String::from_utf8_lossy(&head).lines().find(|l| !l.trim().is_empty()).is_some_and(ours) {
         return Err(format!(
-            "--record {}: the file exists and is not an iosched trace (its first line is not \
-             `{HEADER}`); not overwriting it: remove it or give another path",
+            "{opt} {}: the file exists and is not {what}; not overwriting it: remove it or give another path",
             p.display(),
         ));
     }

@@ -19,7 +19,7 @@ impl ReportArg {
     /// Refuse an unusable directory before anything runs.
     pub fn check(&self) -> Result<(), String> {
         match &self.report {
-            Some(d) => iosched_report::check_dir(d),
+            Some(d) => iosched_report::check_dir(d, "--report"),
             None => Ok(()),
         }
     }
@@ -29,13 +29,13 @@ impl ReportArg {
         let Some(dir) = &self.report else { return Ok(()) };
         // Through the printed text, exactly as `iosched report` reads it back.
         let text: String = docs.iter().map(|d| d.to_string() + "\n").collect();
-        draw(&iosched_report::views::parse_docs("the run's JSON", &text)?, dir)
+        draw(&iosched_report::views::parse_docs("the run's JSON", &text)?, dir, "--report")
     }
 }
 
-fn draw(docs: &[Value], dir: &Path) -> Result<(), String> {
+fn draw(docs: &[Value], dir: &Path, opt: &str) -> Result<(), String> {
     let page = iosched_report::views::page(docs)?;
-    page.write(dir)?;
+    page.write(dir, opt)?;
     eprintln!("iosched: report: {} ({} charts)", dir.join("index.html").display(), page.charts().count());
     Ok(())
 }
@@ -65,7 +65,7 @@ pub const SEEK_POINTS_MAX: usize = 20_000;
 pub const MAX_JSON_BYTES: u64 = 256 << 20;
 
 pub fn run(a: Args) -> Result<(), String> {
-    iosched_report::check_dir(&a.out).map_err(|e| e.replacen("--report", "--out", 1))?;
+    iosched_report::check_dir(&a.out, "--out")?;
     let window = a.window.as_deref().map(parse_window).transpose()?;
     let mut docs = Vec::new();
     for f in &a.files {
@@ -87,7 +87,7 @@ pub fn run(a: Args) -> Result<(), String> {
     if window.is_some() && !docs.iter().any(|d| d.get("queue_trace").is_some()) {
         return Err("--window: applies to a queue trace, and no FILE is one".into());
     }
-    draw(&docs, &a.out).map_err(|e| e.replacen("--report", "--out", 1))
+    draw(&docs, &a.out, "--out")
 }
 
 /// `--window FROM..TO`, in nanoseconds.

@@ -238,23 +238,10 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
             record::write(base, t, i + 1, traces.len(), a.json)?;
         }
     }
-    let docs = records
-        .iter()
-        .map(|r| {
-            // Every object names its seed, as the table's first line does.
-            let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
-            v["seed"] = serde_json::json!(cfg.machine.seed);
-            v["machine"] = cfg.machine.json();
-            Ok(v)
-        })
-        .collect::<Result<Vec<_>, String>>()?;
+    let docs = records.iter().map(|r| json_line(r, &cfg.machine)).collect::<Result<Vec<_>, String>>()?;
     a.report.write(&docs)?;
     if a.json {
-        let mut out = std::io::stdout().lock();
-        for v in &docs {
-            serde_json::to_writer(&mut out, v).map_err(|e| e.to_string())?;
-            let _ = writeln!(out);
-        }
+        print_lines(&docs)?;
         return interrupted_check("the lines are the runs that finished before it");
     }
     let head = format!(
@@ -277,6 +264,29 @@ pub fn tiobench(a: TiobenchArgs) -> Result<(), String> {
         }
     }
     interrupted_check("the table holds the runs that finished before it")
+}
+
+/// One `--json` line of a simulated benchmark: the row with its seed and machine, as the
+/// table's first line names them.
+fn json_line(row: &impl serde::Serialize, m: &Machine) -> Result<serde_json::Value, String> {
+    Ok(with_machine(serde_json::to_value(row).map_err(|e| e.to_string())?, m))
+}
+
+/// `v` with the seed and machine added last.
+fn with_machine(mut v: serde_json::Value, m: &Machine) -> serde_json::Value {
+    v["seed"] = serde_json::json!(m.seed);
+    v["machine"] = m.json();
+    v
+}
+
+/// JSON documents, one per line, on stdout.
+fn print_lines(docs: &[serde_json::Value]) -> Result<(), String> {
+    let mut out = std::io::stdout().lock();
+    for v in docs {
+        serde_json::to_writer(&mut out, v).map_err(|e| e.to_string())?;
+        let _ = writeln!(out);
+    }
+    Ok(())
 }
 
 /// After a partial report: an error saying so when a signal stopped the runs.
@@ -385,18 +395,12 @@ pub fn readmany(a: ReadmanyArgs) -> Result<(), String> {
         .map(|r| {
             let mut v = serde_json::to_value(r).map_err(|e| e.to_string())?;
             v["ratio_to_unloaded"] = serde_json::json!(ratio_of(r));
-            v["seed"] = serde_json::json!(cfg.machine.seed);
-            v["machine"] = cfg.machine.json();
-            Ok(v)
+            Ok(with_machine(v, &cfg.machine))
         })
         .collect::<Result<Vec<_>, String>>()?;
     a.report.write(&docs)?;
     if a.json {
-        let mut out = std::io::stdout().lock();
-        for v in &docs {
-            serde_json::to_writer(&mut out, v).map_err(|e| e.to_string())?;
-            let _ = writeln!(out);
-        }
+        print_lines(&docs)?;
         return Ok(());
     }
     // The tree as generated: a small scale still gives each top-level directory a file.

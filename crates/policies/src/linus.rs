@@ -50,7 +50,7 @@
 
 use crate::registry::{Policy, WaitBound};
 use iosched_core::{
-    Ctx, Decision, Dir, IdMap, Instant, MergeChoice, MergeKind, QueueConfig, ReqId, Request, Scheduler, Spec,
+    Ctx, Decision, Dir, Instant, MergeChoice, MergeKind, QueueConfig, ReqId, Request, Scheduler, Spec,
 };
 
 /// The registry's entry for this policy (`crate::registry::SCHEDULERS`).
@@ -98,7 +98,6 @@ pub struct Linus {
     max_sectors: u32,
     /// `q->queue_head`, head first.
     queue: Vec<Entry>,
-    index: IdMap<()>,
     generation: u64,
     placed: Option<Placement>,
 }
@@ -118,16 +117,13 @@ impl Linus {
             backmerge_at_barrier: false,
             max_sectors: u32::MAX,
             queue: Vec::new(),
-            index: IdMap::default(),
             generation: 0,
             placed: None,
         }
     }
 
+    /// Where `id` is in the queue (2.4 walks the list too).
     fn pos(&self, id: ReqId) -> Option<usize> {
-        if !self.index.contains_key(&id) {
-            return None;
-        }
         self.queue.iter().position(|e| e.rq.id == id)
     }
 
@@ -241,7 +237,6 @@ impl Scheduler for Linus {
         };
         let at = after.and_then(|id| self.pos(id)).map_or(self.queue.len(), |i| i + 1);
         self.queue.insert(at, Entry { rq: *rq, seq: self.latency(rq) });
-        self.index.insert(rq.id, ());
         self.changed();
     }
 
@@ -255,7 +250,6 @@ impl Scheduler for Linus {
     fn merge_requests(&mut self, _now: Instant, rq: &Request, next: &Request) {
         let n = self.pos(next.id).expect("merged request not queued");
         let gone = self.queue.remove(n);
-        self.index.remove(&next.id);
         let i = self.pos(rq.id).expect("surviving request not queued");
         let e = &mut self.queue[i];
         e.rq = *rq;
@@ -277,7 +271,6 @@ impl Scheduler for Linus {
             return Decision::Empty;
         }
         let e = self.queue.remove(0);
-        self.index.remove(&e.rq.id);
         self.changed();
         ctx.dispatch_add_tail(e.rq);
         Decision::Dispatch

@@ -54,6 +54,13 @@ impl Page {
 
     /// The page: one HTML document, every chart inline.
     pub fn html(&self) -> Result<String, String> {
+        let svgs = self.charts().map(Chart::svg).collect::<Result<Vec<_>, _>>()?;
+        Ok(self.html_with(&svgs))
+    }
+
+    /// The page with the charts' SVG already drawn (`svgs`, in [`Page::charts`] order).
+    fn html_with(&self, svgs: &[String]) -> String {
+        let mut svgs = svgs.iter();
         let mut o = String::new();
         let _ = write!(
             o,
@@ -97,7 +104,7 @@ impl Page {
                     o,
                     "<figure id=\"{}\">\n{}\n<figcaption>{} — <code>{}.svg</code>, data <code>{}.jsonl</code></figcaption>\n</figure>\n",
                     c.id,
-                    c.svg()?,
+                    svgs.next().expect("an SVG per chart"),
                     esc(&c.title),
                     c.id,
                     c.id
@@ -105,41 +112,44 @@ impl Page {
             }
         }
         o.push_str("</body>\n</html>\n");
-        Ok(o)
+        o
     }
 
-    /// Write the report into `dir`: `index.html`, and per chart `ID.svg` and `ID.jsonl`.
-    /// `dir` is created if missing; an existing one must be empty or an earlier report of
-    /// ours (its `index.html` says so), and only our own files are written in it. Returns
-    /// the files written.
-    pub fn write(&self, dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
-        check_dir(dir)?;
-        std::fs::create_dir_all(dir).map_err(|e| format!("--report {}: cannot create it: {e}", dir.display()))?;
+    /// Write the report into `dir` (given with option `opt`, named in errors): `index.html`,
+    /// and per chart `ID.svg` and `ID.jsonl`. `dir` is created if missing; an existing one
+    /// must be empty or an earlier report of ours (its `index.html` says so), and only our
+    /// own files are written in it. Returns the files written.
+    pub fn write(&self, dir: &Path, opt: &str) -> Result<Vec<std::path::PathBuf>, String> {
+        check_dir(dir, opt)?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("{opt} {}: cannot create it: {e}", dir.display()))?;
         let mut files = Vec::new();
         let mut put = |name: String, body: &str| -> Result<(), String> {
             let p = dir.join(name);
-            std::fs::write(&p, body).map_err(|e| format!("--report: cannot write {}: {e}", p.display()))?;
+            std::fs::write(&p, body).map_err(|e| format!("{opt}: cannot write {}: {e}", p.display()))?;
             files.push(p);
             Ok(())
         };
-        for c in self.charts() {
-            put(format!("{}.svg", c.id), &c.svg()?)?;
+        // Each chart drawn once, for its file and for the page.
+        let svgs = self.charts().map(Chart::svg).collect::<Result<Vec<_>, _>>()?;
+        for (c, svg) in self.charts().zip(&svgs) {
+            put(format!("{}.svg", c.id), svg)?;
             put(format!("{}.jsonl", c.id), &c.jsonl())?;
         }
-        put("index.html".into(), &self.html()?)?;
+        put("index.html".into(), &self.html_with(&svgs))?;
         Ok(files)
     }
 }
 
-/// Refuse a report directory that exists and is neither empty nor ours.
-pub fn check_dir(dir: &Path) -> Result<(), String> {
+/// Refuse a report directory (given with option `opt`) that exists and is neither empty
+/// nor ours.
+pub fn check_dir(dir: &Path, opt: &str) -> Result<(), String> {
     if !dir.exists() {
         return Ok(());
     }
     if !dir.is_dir() {
-        return Err(format!("--report {}: exists and is not a directory", dir.display()));
+        return Err(format!("{opt} {}: exists and is not a directory", dir.display()));
     }
-    let mut entries = std::fs::read_dir(dir).map_err(|e| format!("--report {}: {e}", dir.display()))?;
+    let mut entries = std::fs::read_dir(dir).map_err(|e| format!("{opt} {}: {e}", dir.display()))?;
     if entries.next().is_none() {
         return Ok(());
     }
@@ -149,7 +159,7 @@ pub fn check_dir(dir: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "--report {}: the directory is not empty and holds no earlier iosched report (no index.html of ours); \
+            "{opt} {}: the directory is not empty and holds no earlier iosched report (no index.html of ours); \
              give a new or empty directory",
             dir.display()
         ))
@@ -170,13 +180,13 @@ mod tests {
         let d = std::env::temp_dir().join(format!("iosched-report-test-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("notes.txt"), "mine").unwrap();
-        let e = Page::default().write(&d).unwrap_err();
+        let e = Page::default().write(&d, "--report").unwrap_err();
         assert!(e.contains("not empty"), "{e}");
         assert_eq!(std::fs::read_dir(&d).unwrap().count(), 1);
         std::fs::remove_file(d.join("notes.txt")).unwrap();
-        Page::default().write(&d).unwrap();
+        Page::default().write(&d, "--report").unwrap();
         // Ours now: a second report may replace it.
-        Page::default().write(&d).unwrap();
+        Page::default().write(&d, "--report").unwrap();
         std::fs::remove_dir_all(&d).unwrap();
     }
 

@@ -397,23 +397,13 @@ fn readmany_rows(rows: &[&Value], id: &str) -> Result<Vec<Section>, String> {
             });
         }
         if let Some(v) = r["seeks"].as_array().filter(|v| !v.is_empty()) {
-            let pt = |w: bool| -> Vec<Point> {
-                v.iter()
-                    .filter(|p| p["write"] == w)
-                    .filter_map(|p| {
-                        let t = p["at_ns"].as_f64()? / 1e9 - start;
-                        Some(Point::new(t, p["sector"].as_f64()? * 512.0 / (1u64 << 30) as f64))
-                    })
-                    .collect()
-            };
-            seeks.charts.push(Chart {
-                id: format!("{id}-seeks-{slug}"),
-                title: format!("{}: each dispatched request's position ({} requests)", label(r), v.len()),
-                x: Axis::linear("time since the command started (s)"),
-                y: Axis::linear("position on the disk (GiB)"),
-                series: vec![Series::new("read", Mark::Dots, pt(false)), Series::new("write", Mark::Dots, pt(true))],
-                marks: Vec::new(),
-            });
+            seeks.charts.push(seek_chart(
+                format!("{id}-seeks-{slug}"),
+                format!("{}: each dispatched request's position ({} requests)", label(r), v.len()),
+                "time since the command started (s)",
+                v,
+                start,
+            ));
         }
     }
     let mut out = vec![times];
@@ -568,14 +558,6 @@ fn traces(docs: &[&Value]) -> Section {
     );
     for (i, d) in docs.iter().enumerate() {
         let v = d["seeks"].as_array().cloned().unwrap_or_default();
-        let pt = |w: bool| -> Vec<Point> {
-            v.iter()
-                .filter(|p| p["write"] == w)
-                .filter_map(|p| {
-                    Some(Point::new(p["at_ns"].as_f64()? / 1e9, p["sector"].as_f64()? * 512.0 / (1u64 << 30) as f64))
-                })
-                .collect()
-        };
         let what = match d["run"].as_str() {
             Some(r) => format!("{} ({r})", s(&d["queue_trace"])),
             None => s(&d["queue_trace"]),
@@ -586,20 +568,37 @@ fn traces(docs: &[&Value]) -> Section {
             v.len(),
             s(&d["dispatches"])
         ));
-        sec.charts.push(Chart {
-            id: format!("trace{}-seeks", i + 1),
-            title: format!(
-                "{} (trace {}): each dispatched request's position",
-                s(&d["sched"]).split(':').next().unwrap_or_default(),
-                i + 1
-            ),
-            x: Axis::linear("time since the trace began (s)"),
-            y: Axis::linear("position on the disk (GiB)"),
-            series: vec![Series::new("read", Mark::Dots, pt(false)), Series::new("write", Mark::Dots, pt(true))],
-            marks: Vec::new(),
-        });
+        let title = format!(
+            "{} (trace {}): each dispatched request's position",
+            s(&d["sched"]).split(':').next().unwrap_or_default(),
+            i + 1
+        );
+        sec.charts.push(seek_chart(format!("trace{}-seeks", i + 1), title, "time since the trace began (s)", &v, 0.0));
     }
     sec
+}
+
+/// The seek picture of dispatches (`at_ns`, `sector`, `write` each): position against
+/// time since `t0_s`, reads and writes apart.
+fn seek_chart(id: String, title: String, x_label: &str, seeks: &[Value], t0_s: f64) -> Chart {
+    let pt = |w: bool| -> Vec<Point> {
+        seeks
+            .iter()
+            .filter(|p| p["write"] == w)
+            .filter_map(|p| {
+                let t = p["at_ns"].as_f64()? / 1e9 - t0_s;
+                Some(Point::new(t, p["sector"].as_f64()? * 512.0 / (1u64 << 30) as f64))
+            })
+            .collect()
+    };
+    Chart {
+        id,
+        title,
+        x: Axis::linear(x_label),
+        y: Axis::linear("position on the disk (GiB)"),
+        series: vec![Series::new("read", Mark::Dots, pt(false)), Series::new("write", Mark::Dots, pt(true))],
+        marks: Vec::new(),
+    }
 }
 
 /// A chart id's part from a label: letters and digits, the rest `-`.

@@ -441,24 +441,30 @@ impl Worker {
                 let write = e.action == LogAction::Write;
                 self.replay = Some((log, next + 1));
                 self.last_issue = now;
-                self.issued_bytes += e.len;
-                self.ios += 1;
-                if write {
-                    self.wrote = true;
-                }
-                self.log_issue(now, e.file, e.action, e.offset, e.len);
-                let op = self.data_op(write, file, e.offset, e.len);
-                if self.is_async() {
-                    self.inflight.push_back((write, e.len, now));
-                    self.pending = Pending::Other;
-                } else {
-                    self.pending = Pending::Data { write, bytes: e.len, at: now };
-                }
-                self.mark_depth(now);
-                Some(op)
+                Some(self.issue(now, write, e.file, e.offset, e.len))
             }
             LogAction::Wait(_) => unreachable!("handled above"),
         }
+    }
+
+    /// Issue a read or write of file `fi` (`io_u_submit`): counted, logged for
+    /// `write_iolog`, in flight for an async engine or awaited for a sync one.
+    fn issue(&mut self, now: Instant, write: bool, fi: usize, offset: u64, len: u64) -> SysOp {
+        self.issued_bytes += len;
+        self.ios += 1;
+        if write {
+            self.wrote = true;
+        }
+        self.log_issue(now, fi, if write { Action::Write } else { Action::Read }, offset, len);
+        let op = self.data_op(write, self.files[fi].id, offset, len);
+        if self.is_async() {
+            self.inflight.push_back((write, len, now));
+            self.pending = Pending::Other;
+        } else {
+            self.pending = Pending::Data { write, bytes: len, at: now };
+        }
+        self.mark_depth(now);
+        op
     }
 
     fn account(&mut self, write: bool, bytes: u64, lat: Duration, now: Instant) {
@@ -614,23 +620,11 @@ impl Program for Worker {
                             self.pending = Pending::Other;
                             return SysOp::Sleep(w);
                         }
-                        self.issued_bytes += len;
-                        self.ios += 1;
                         self.think_due += 1;
                         if write {
                             self.writes_since_sync += 1;
-                            self.wrote = true;
                         }
-                        self.log_issue(now, fi, if write { Action::Write } else { Action::Read }, offset, len);
-                        let op = self.data_op(write, self.files[fi].id, offset, len);
-                        if self.is_async() {
-                            self.inflight.push_back((write, len, now));
-                            self.pending = Pending::Other;
-                        } else {
-                            self.pending = Pending::Data { write, bytes: len, at: now };
-                        }
-                        self.mark_depth(now);
-                        return op;
+                        return self.issue(now, write, fi, offset, len);
                     }
                     if !self.inflight.is_empty() {
                         self.pending = Pending::Reap;

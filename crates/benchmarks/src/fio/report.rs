@@ -83,23 +83,44 @@ pub struct Sample {
 /// is not written); the `bw` log `bytes × 10⁶ / clat_ns` (`add_bw_sample`'s per-I/O
 /// rate); the `iops` log 1.
 pub fn log_files(j: &JobResult, job: &super::Job) -> Vec<(String, String)> {
+    log_names(job, j.number)
+        .into_iter()
+        .map(|(kind, name)| {
+            let value = |s: &Sample| match kind {
+                LogKind::Clat | LogKind::Lat => s.clat_ns,
+                LogKind::Bw => (s.bytes * 1_000_000).checked_div(s.clat_ns).unwrap_or(0),
+                LogKind::Iops => 1,
+            };
+            let text = j
+                .samples
+                .iter()
+                .map(|s| format!("{}, {}, {}, {}, {}\n", s.at_ms, value(s), s.write as u8, s.bytes, s.rt as u8))
+                .collect();
+            (name, text)
+        })
+        .collect()
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum LogKind {
+    Clat,
+    Lat,
+    Bw,
+    Iops,
+}
+
+/// The per-I/O logs job thread `n` of `job` writes, with their file names.
+fn log_names(job: &super::Job, n: u64) -> Vec<(LogKind, String)> {
     let mut out = Vec::new();
-    let text = |value: &dyn Fn(&Sample) -> u64| -> String {
-        j.samples
-            .iter()
-            .map(|s| format!("{}, {}, {}, {}, {}\n", s.at_ms, value(s), s.write as u8, s.bytes, s.rt as u8))
-            .collect()
-    };
-    let n = j.number;
     if let Some(p) = &job.write_lat_log {
-        out.push((format!("{p}_clat.{n}.log"), text(&|s| s.clat_ns)));
-        out.push((format!("{p}_lat.{n}.log"), text(&|s| s.clat_ns)));
+        out.push((LogKind::Clat, format!("{p}_clat.{n}.log")));
+        out.push((LogKind::Lat, format!("{p}_lat.{n}.log")));
     }
     if let Some(p) = &job.write_bw_log {
-        out.push((format!("{p}_bw.{n}.log"), text(&|s| (s.bytes * 1_000_000).checked_div(s.clat_ns).unwrap_or(0))));
+        out.push((LogKind::Bw, format!("{p}_bw.{n}.log")));
     }
     if let Some(p) = &job.write_iops_log {
-        out.push((format!("{p}_iops.{n}.log"), text(&|_| 1)));
+        out.push((LogKind::Iops, format!("{p}_iops.{n}.log")));
     }
     out
 }
@@ -123,19 +144,7 @@ pub fn log_file_names(jobs: &super::JobSet) -> Vec<String> {
     for job in &jobs.jobs {
         for _ in 0..job.numjobs {
             n += 1;
-            let empty = JobResult {
-                name: String::new(),
-                groupid: 0,
-                runtime_us: 0,
-                dirs: Default::default(),
-                fsyncs: 0,
-                group_reporting: false,
-                iodepth: 1,
-                samples: Vec::new(),
-                number: n,
-                depth_map: [0; 7],
-            };
-            out.extend(log_files(&empty, job).into_iter().map(|f| f.0));
+            out.extend(log_names(job, n).into_iter().map(|(_, name)| name));
         }
     }
     out
