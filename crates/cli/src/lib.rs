@@ -11,6 +11,7 @@
 mod bench;
 mod disk;
 mod fio;
+mod mount;
 mod progress;
 mod real;
 mod record;
@@ -58,6 +59,12 @@ enum Cmd {
     /// Run workloads on real files and block devices (io_uring, O_DIRECT), optionally
     /// with an emulated disk's timing.
     Real(real::Args),
+    /// Present a directory through a scheduler (FUSE): unmodified programs' reads, writes
+    /// and fsyncs become requests in the queue, owned by their processes, optionally with
+    /// an emulated disk's timing. Runs in the foreground until unmounted.
+    Mount(mount::MountArgs),
+    /// Unmount an `iosched mount` (from another shell).
+    Umount(mount::UmountArgs),
     /// sysbench (1.0.20 semantics) in the simulator: `iosched sysbench fileio --file-test-mode rndrw`.
     /// Default machine: --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6 (2007-like).
     Sysbench(bench::SysbenchArgs),
@@ -103,6 +110,8 @@ pub fn main_with(policies: &[iosched_policies::Policy]) -> ExitCode {
         Cmd::Scenario(a) => schedulers::scenario(a),
         Cmd::Replay(a) => schedulers::replay(a),
         Cmd::Real(a) => real::run(a),
+        Cmd::Mount(a) => mount::mount(a),
+        Cmd::Umount(a) => mount::umount(a),
         Cmd::Sysbench(a) => bench::sysbench(a),
         Cmd::Iozone(a) => bench::iozone(a),
         Cmd::AioStress(a) => bench::aio_stress(a),

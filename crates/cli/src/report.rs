@@ -107,7 +107,7 @@ fn parse_window(s: &str) -> Result<(u64, u64), String> {
 
 /// A queue trace as the document the report draws: each dispatch in the window, at the
 /// position of its request's first bio (the arrival record of its id).
-fn trace_doc(name: &str, text: &str, window: Option<(u64, u64)>) -> Result<Value, String> {
+pub(crate) fn trace_doc(name: &str, text: &str, window: Option<(u64, u64)>) -> Result<Value, String> {
     use iosched_core::trace::{Record, Trace};
     let t = Trace::parse(text).map_err(|e| format!("{name}: {e}"))?;
     let mut arrivals = std::collections::HashMap::new();

@@ -44,7 +44,7 @@ pub mod workload;
 
 pub use error::{Error, IoError, IoResult, Mismatch};
 pub use runtime::{
-    BackendChoice, Completion, DEFAULT_REAL_DEPTH, Handle, Lateness, Notices, Options, Report, Target, TargetInfo,
-    VerifyReport,
+    BackendChoice, Completion, DEFAULT_REAL_DEPTH, Handle, Lateness, Notices, Options, Place, Report, Target,
+    TargetInfo, VerifyReport,
 };
-pub use sys::{ALIGN, IoBuf, default_sigpipe, process_cpu_time};
+pub use sys::{ALIGN, IoBuf, default_sigpipe, fs_space, process_cpu_time};

@@ -264,6 +264,17 @@ struct Sub {
     buf: Option<Buf>,
     reply: Reply,
     unplug: bool,
+    /// A store target's unit: where its data goes.
+    place: Option<Place>,
+}
+
+/// Where a unit of a store target (see [`Target::open_store`]) reads or writes its data:
+/// `buf.len()` bytes of `file` from `offset` on (no alignment needed), or, for a flush,
+/// the file to `fsync`.
+#[derive(Clone, Debug)]
+pub struct Place {
+    pub file: Arc<std::fs::File>,
+    pub offset: u64,
 }
 
 enum Msg {
@@ -279,6 +290,8 @@ struct Shared {
     next_id: AtomicU64,
     next_owner: AtomicU64,
     data_len: u64,
+    /// A store target: units name their place (see [`Target::open_store`]).
+    store: bool,
 }
 
 impl Shared {
@@ -329,13 +342,61 @@ impl Target {
     /// Open (or create) `path` and start its dispatcher.
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Target, Error> {
         let path = path.as_ref();
-        let (model, rotational) = match &opts.emulate {
-            Some(p) => {
-                let (m, rot) = emulate::load(p, opts.seed)?;
-                (Some(m), Some(rot))
-            }
-            None => (None, target::rotational(path)),
+        let (model, rotational) = emulation(&opts, target::rotational(path))?;
+        // The data area must fit the emulated disk: a --size is checked before a file is
+        // created or laid out, an existing target's size once it is open.
+        if let Some(size) = opts.size {
+            fits(&model, path, size)?;
+        }
+        let tf = target::open(path, &opts)?;
+        fits(&model, path, tf.data_len)?;
+        let place = Placement {
+            path: tf.path.clone(),
+            file: Some(Arc::clone(&tf.file)),
+            kind: tf.kind,
+            data_offset: tf.data_offset,
+            data_len: tf.data_len,
+            created: tf.created,
+            unwritten_from: tf.unwritten_from,
         };
+        drop(tf);
+        Target::start(place, opts, model, rotational)
+    }
+
+    /// A *store* target: a queue over a virtual disk of `capacity` bytes that has no file
+    /// of its own. Every read, write and flush is submitted with [`Handle::submit_placed`],
+    /// which names the file and offset its data goes to; the queue (and an emulated disk)
+    /// see only its place on the virtual disk. `label` names the store in reports and
+    /// recordings. This is how `iosched-mount` puts a directory's files under a scheduler:
+    /// the files keep their own content, and a layout gives each one sectors.
+    ///
+    /// Not with [`Options::verify`] (the runtime's block stamps would change the files'
+    /// content); [`Options::size`], `lay_out`, `used` and `force` do not apply.
+    pub fn open_store(label: impl AsRef<Path>, capacity: u64, opts: Options) -> Result<Target, Error> {
+        let path = label.as_ref();
+        if opts.verify {
+            return Err(Error(format!("{}: --verify does not apply to a store target", path.display())));
+        }
+        let (model, rotational) = emulation(&opts, None)?;
+        fits(&model, path, capacity)?;
+        let place = Placement {
+            path: path.to_path_buf(),
+            file: None,
+            kind: TargetKind::Store,
+            data_offset: 0,
+            data_len: capacity,
+            created: false,
+            unwritten_from: None,
+        };
+        Target::start(place, opts, model, rotational)
+    }
+
+    fn start(
+        place: Placement,
+        opts: Options,
+        model: Option<Box<dyn Device + Send>>,
+        rotational: Option<bool>,
+    ) -> Result<Target, Error> {
         // The queue, with the implied device depth and rotational flag recorded in the
         // effective spec (so a recorded trace replays with them).
         let depth_default = model.as_ref().map(|m| m.queue_depth()).unwrap_or(DEFAULT_REAL_DEPTH);
@@ -354,31 +415,17 @@ impl Target {
         if opts.record {
             queue.start_recording();
         }
-        // The data area must fit the emulated disk: a --size is checked before a file is
-        // created or laid out, an existing target's size once it is open.
-        let fits = |bytes: u64| match &model {
-            Some(m) if bytes.div_ceil(512) > m.capacity_sectors() => Err(Error(format!(
-                "{}: data area ({bytes} bytes) is larger than the emulated disk ({} bytes)",
-                path.display(),
-                m.capacity_sectors() * 512
-            ))),
-            _ => Ok(()),
-        };
-        if let Some(size) = opts.size {
-            fits(size)?;
-        }
-        let tf = target::open(path, &opts)?;
-        fits(tf.data_len)?;
         // The backend is built on the dispatcher thread: an io_uring ring set up with
         // SINGLE_ISSUER belongs to the thread that creates it.
         let (tx, rx) = channel();
         let (btx, brx) = channel::<Result<(&'static str, Arc<Notify>), Error>>();
         let user_spec = opts.sched.text.clone();
         let emu = opts.emulate.clone();
-        let tpath = tf.path.clone();
+        let tpath = place.path.clone();
         let eff = spec.text.clone();
-        let data_offset = tf.data_offset;
-        let file = Arc::clone(&tf.file);
+        let data_offset = place.data_offset;
+        let file = place.file.clone();
+        let store = file.is_none();
         let (choice, verify, record) = (opts.backend, opts.verify, opts.record);
         let notices = opts.notices.clone();
         let inject_eio = opts.inject_eio;
@@ -403,6 +450,8 @@ impl Target {
                     notify,
                     backend,
                     data_offset,
+                    store,
+                    part_of: FastMap::default(),
                     ready: VecDeque::new(),
                     spare: VecDeque::new(),
                     units: FastMap::default(),
@@ -435,19 +484,19 @@ impl Target {
             notify,
             next_id: AtomicU64::new(1),
             next_owner: AtomicU64::new(1),
-            data_len: tf.data_len,
+            data_len: place.data_len,
+            store,
         });
         let info = TargetInfo {
-            path: tf.path.clone(),
-            kind: tf.kind,
-            data_len: tf.data_len,
-            created: tf.created,
-            unwritten_from: tf.unwritten_from,
+            path: place.path,
+            kind: place.kind,
+            data_len: place.data_len,
+            created: place.created,
+            unwritten_from: place.unwritten_from,
             backend: backend_name,
             effective_scheduler: spec.text.clone(),
             queue_depth: depth,
         };
-        drop(tf);
         Ok(Target { shared, thread: Some(thread), info })
     }
 
@@ -521,6 +570,7 @@ impl Handle {
     }
 
     fn check(&self, offset: u64, len: usize) -> Result<(), IoError> {
+        self.not_store()?;
         let a = ALIGN as u64;
         if len == 0 || !len.is_multiple_of(ALIGN) || !offset.is_multiple_of(a) {
             return Err(IoError::Invalid(format!(
@@ -558,7 +608,8 @@ impl Handle {
         let unplug = self.unplug;
         sys::lend(buf, |loan| {
             // On failure the message (and the loan in it) is dropped: Stopped.
-            let _ = self.shared.send(Msg::Submit(Sub { rq, buf: Some(Buf::Lent(loan)), reply: Reply::Loan, unplug }));
+            let sub = Sub { rq, buf: Some(Buf::Lent(loan)), reply: Reply::Loan, unplug, place: None };
+            let _ = self.shared.send(Msg::Submit(sub));
         })
     }
 
@@ -584,8 +635,17 @@ impl Handle {
         self.blocking(rq, buf)
     }
 
+    /// A store target's units need a place: only [`Handle::submit_placed`] has one.
+    fn not_store(&self) -> Result<(), IoError> {
+        if self.shared.store {
+            return Err(IoError::Invalid("a store target takes only submit_placed (each unit names its file)".into()));
+        }
+        Ok(())
+    }
+
     /// Flush: a barrier through the queue, issued as `fsync`; blocks until done.
     pub fn fsync(&self) -> IoResult {
+        self.not_store()?;
         let rq = self.request(Op::Flush, 0, 0, false);
         let mut token = IoBuf::new(0);
         self.blocking(rq, &mut token)
@@ -606,12 +666,60 @@ impl Handle {
                 self.check(offset, buf.len())?;
                 (self.request(op, offset, buf.len(), false), Some(Buf::Owned(buf)))
             }
-            Op::Flush => (self.request(op, 0, 0, false), Some(Buf::Owned(buf))),
+            Op::Flush => {
+                self.not_store()?;
+                (self.request(op, 0, 0, false), Some(Buf::Owned(buf)))
+            }
             Op::Discard => {
                 return Err(IoError::Invalid("discard is not supported".into()));
             }
         };
-        let sub = Sub { rq, buf, reply: Reply::Callback(Box::new(done)), unplug: self.unplug };
+        let sub = Sub { rq, buf, reply: Reply::Callback(Box::new(done)), unplug: self.unplug, place: None };
+        if self.shared.send(Msg::Submit(sub)) { Ok(()) } else { Err(IoError::Stopped) }
+    }
+
+    /// Submit a unit of a store target without blocking: the queue sees a request for
+    /// `len_sectors` sectors at `sector` of the virtual disk; its data is `buf.len()` bytes
+    /// at `place` (for a flush, `buf` is ignored and `place.file` is synced). `done` runs on
+    /// the dispatcher thread with the bytes moved: a read that meets the end of its file
+    /// completes with fewer bytes, not an error.
+    pub fn submit_placed(
+        &self,
+        op: Op,
+        sector: u64,
+        len_sectors: u32,
+        place: Place,
+        buf: IoBuf,
+        done: impl FnOnce(Completion) + Send + 'static,
+    ) -> Result<(), IoError> {
+        if !self.shared.store {
+            return Err(IoError::Invalid("submit_placed is for store targets (Target::open_store)".into()));
+        }
+        let rq = match op {
+            Op::Read | Op::Write => {
+                let capacity = self.shared.data_len / 512;
+                if len_sectors == 0 || len_sectors > u32::MAX / 1024 || sector + len_sectors as u64 > capacity {
+                    return Err(IoError::Invalid(format!(
+                        "{len_sectors} sectors at sector {sector} do not fit the store ({capacity} sectors)"
+                    )));
+                }
+                if buf.len() > len_sectors as usize * 512 {
+                    return Err(IoError::Invalid(format!("{} bytes do not fit in {len_sectors} sectors", buf.len())));
+                }
+                let mut rq = self.request(op, sector * 512, 512, false);
+                rq.len_sectors = len_sectors;
+                rq
+            }
+            Op::Flush => self.request(op, 0, 0, false),
+            Op::Discard => return Err(IoError::Invalid("discard is not supported".into())),
+        };
+        let sub = Sub {
+            rq,
+            buf: Some(Buf::Owned(buf)),
+            reply: Reply::Callback(Box::new(done)),
+            unplug: self.unplug,
+            place: Some(place),
+        };
         if self.shared.send(Msg::Submit(sub)) { Ok(()) } else { Err(IoError::Stopped) }
     }
 }
@@ -630,8 +738,48 @@ fn effective_spec(spec: &SchedSpec, depth: u32, rotational: Option<bool>) -> Res
     spec.with_driver_settings(&driver).map_err(|e| Error(format!("--sched {}: {e}", spec.text)))
 }
 
+/// What a target's dispatcher is started with (see [`Target::start`]).
+struct Placement {
+    path: PathBuf,
+    /// The target's file; `None` for a store target.
+    file: Option<Arc<std::fs::File>>,
+    kind: TargetKind,
+    data_offset: u64,
+    data_len: u64,
+    created: bool,
+    unwritten_from: Option<u64>,
+}
+
+/// The emulated disk of `--emulate` (seeded) and whether it rotates; without one, the
+/// rotational flag the caller found for the real target.
+#[allow(clippy::type_complexity)]
+fn emulation(
+    opts: &Options,
+    real_rotational: Option<bool>,
+) -> Result<(Option<Box<dyn Device + Send>>, Option<bool>), Error> {
+    Ok(match &opts.emulate {
+        Some(p) => {
+            let (m, rot) = emulate::load(p, opts.seed)?;
+            (Some(m), Some(rot))
+        }
+        None => (None, real_rotational),
+    })
+}
+
+/// A data area of `bytes` must fit the emulated disk.
+fn fits(model: &Option<Box<dyn Device + Send>>, path: &Path, bytes: u64) -> Result<(), Error> {
+    match model {
+        Some(m) if bytes.div_ceil(512) > m.capacity_sectors() => Err(Error(format!(
+            "{}: data area ({bytes} bytes) is larger than the emulated disk ({} bytes)",
+            path.display(),
+            m.capacity_sectors() * 512
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn make_backend(
-    file: Arc<std::fs::File>,
+    file: Option<Arc<std::fs::File>>,
     choice: BackendChoice,
     depth: u32,
     notices: &Notices,
@@ -639,13 +787,13 @@ fn make_backend(
     let entries = (depth * 2).max(64).next_power_of_two();
     let pool = || -> Result<(Box<dyn Backend>, Arc<Notify>), Error> {
         let n = Arc::new(Notify::new(false).map_err(|e| Error(format!("notifier: {e}")))?);
-        let p = sys::Pool::new(Arc::clone(&file), Arc::clone(&n), depth.clamp(1, 64) as usize)
+        let p = sys::Pool::new(file.clone(), Arc::clone(&n), depth.clamp(1, 64) as usize)
             .map_err(|e| Error(format!("cannot start I/O threads: {e}")))?;
         Ok((Box::new(p), n))
     };
     let uring = || -> std::io::Result<(Box<dyn Backend>, Arc<Notify>)> {
         let n = Arc::new(Notify::new(true)?);
-        let u = sys::Uring::new(Arc::clone(&file), Arc::clone(&n), entries)?;
+        let u = sys::Uring::new(file.clone(), Arc::clone(&n), entries)?;
         Ok((Box::new(u), n))
     };
     match choice {
@@ -668,6 +816,9 @@ struct Unit {
     rq: Request,
     buf: Option<Buf>,
     reply: Reply,
+    /// A store target's unit: where its data goes, and the bytes its operation moved.
+    place: Option<Place>,
+    moved: Option<u32>,
     /// `--verify`: per block, the lowest generation a read may see.
     floor: Vec<Option<u32>>,
 }
@@ -680,6 +831,9 @@ struct Issued {
     real: Option<Status>,
     /// Waiting for the model's completion.
     model_pending: bool,
+    /// A store target's request: its units' operations still running (each unit is one
+    /// operation on its own file).
+    parts: u32,
 }
 
 #[derive(Default)]
@@ -707,6 +861,10 @@ struct Dispatcher {
     notify: Arc<Notify>,
     backend: Box<dyn Backend>,
     data_offset: u64,
+    /// A store target (see [`Target::open_store`]): each unit is issued on its own, at its
+    /// place, tagged with its id; `part_of` maps such a tag to its request.
+    store: bool,
+    part_of: FastMap<ReqId, ReqId>,
     ready: VecDeque<Input>,
     /// An empty deque kept for [`Dispatcher::take_messages_first`] to swap with `ready`
     /// (so that it allocates nothing).
@@ -830,7 +988,8 @@ impl Dispatcher {
                 if s.unplug {
                     self.ready.push_back(Input::Unplug);
                 }
-                self.units.insert(s.rq.id, Unit { rq: s.rq, buf: s.buf, reply: s.reply, floor });
+                let unit = Unit { rq: s.rq, buf: s.buf, reply: s.reply, floor, place: s.place, moved: None };
+                self.units.insert(s.rq.id, unit);
             }
             Msg::Unplug => self.ready.push_back(Input::Unplug),
             Msg::Exit(o) => self.ready.push_back(Input::OwnerExit(o)),
@@ -839,6 +998,9 @@ impl Dispatcher {
     }
 
     fn on_done(&mut self, d: Done) {
+        if self.store {
+            return self.on_part_done(d);
+        }
         let is = self.issued.get_mut(&d.tag).expect("completion of a request not issued");
         let status = if d.res < 0 {
             Status::Error((-d.res) as i32)
@@ -859,6 +1021,58 @@ impl Dispatcher {
         let model_pending = is.model_pending && !self.model_done.contains_key(&d.tag);
         if !model_pending {
             self.finish_issued(d.tag);
+        }
+    }
+
+    /// A store target's request: each unit is one operation at its own place, tagged with
+    /// the unit's id (the request completes when all have; see `on_part_done`). The disk
+    /// model saw the request whole: merging shapes the timing, not the data path.
+    fn issue_parts(&mut self, rq: &Request, kind: IoKind, segments: Segments<'_>, model_pending: bool) {
+        let mut units = smallvec::SmallVec::new();
+        for seg in segments {
+            units.push(seg.id);
+        }
+        let parts = units.len() as u32;
+        self.issued.insert(rq.id, Issued { units: units.clone(), bytes: rq.bytes(), real: None, model_pending, parts });
+        for id in units {
+            let u = self.units.get_mut(&id).expect("unit of a dispatched request");
+            let place = u.place.clone().expect("a store unit without its place");
+            let mut bufs = Bufs::new();
+            if kind != IoKind::Fsync {
+                bufs.push(u.buf.take().expect("unit buffer"));
+            }
+            self.part_of.insert(id, rq.id);
+            self.backend.submit(Issue { tag: id, kind, offset: place.offset, bufs, file: Some(place.file) });
+        }
+    }
+
+    /// A store target's unit finished its operation: the request is done when all are.
+    /// A short read is the end of its file (the unit moved fewer bytes); a short write, or
+    /// any error, fails the request.
+    fn on_part_done(&mut self, d: Done) {
+        let id = self.part_of.remove(&d.tag).expect("completion of a unit not issued");
+        let u = self.units.get_mut(&d.tag).expect("unit of an issued request");
+        u.buf = d.bufs.into_iter().next();
+        let want = u.buf.as_ref().map_or(0, |b| b.as_slice().len()) as i64;
+        let status = if d.res < 0 {
+            Status::Error((-d.res) as i32)
+        } else if d.res < want && u.rq.op == Op::Write {
+            Status::Short(d.res as u32)
+        } else {
+            Status::Ok
+        };
+        u.moved = Some(d.res.max(0) as u32);
+        let is = self.issued.get_mut(&id).expect("request of an issued unit");
+        is.parts -= 1;
+        if is.real.is_none_or(|s| s == Status::Ok) {
+            is.real = Some(status);
+        }
+        if is.parts > 0 {
+            return;
+        }
+        let model_pending = is.model_pending && !self.model_done.contains_key(&id);
+        if !model_pending {
+            self.finish_issued(id);
         }
     }
 
@@ -892,7 +1106,8 @@ impl Dispatcher {
     fn deliver(&mut self, id: ReqId, request: ReqId, status: Status) {
         let Some(mut u) = self.units.remove(&id) else { panic!("completion of unknown unit {id} (request {request})") };
         let offset = u.rq.sector * 512;
-        let len = u.rq.len_sectors * 512;
+        // A store unit moved what its operation moved; any other, its whole length.
+        let len = u.moved.unwrap_or(u.rq.len_sectors * 512);
         let mut result: IoResult = match status {
             Status::Ok => Ok(len),
             Status::Error(errno) => Err(IoError::Os { offset, len, errno }),
@@ -996,6 +1211,14 @@ impl Env for Dispatcher {
             Op::Flush => IoKind::Fsync,
             Op::Discard => unreachable!("discard is never submitted"),
         };
+        let mut model_pending = false;
+        if let Some(m) = &mut self.model {
+            m.submit(now, DiskCommand { id: rq.id, op: rq.op, sector: rq.sector, len_sectors: rq.len_sectors });
+            model_pending = true;
+        }
+        if self.store {
+            return self.issue_parts(rq, kind, segments, model_pending);
+        }
         let mut units = smallvec::SmallVec::new();
         let mut bufs = Bufs::new();
         let mut next = rq.sector;
@@ -1010,17 +1233,12 @@ impl Env for Dispatcher {
         }
         let bytes = rq.bytes();
         let offset = self.data_offset + rq.sector * 512;
-        let mut model_pending = false;
-        if let Some(m) = &mut self.model {
-            m.submit(now, DiskCommand { id: rq.id, op: rq.op, sector: rq.sector, len_sectors: rq.len_sectors });
-            model_pending = true;
-        }
-        self.issued.insert(rq.id, Issued { units, bytes, real: None, model_pending });
+        self.issued.insert(rq.id, Issued { units, bytes, real: None, model_pending, parts: 0 });
         if kind != IoKind::Fsync && self.inject_eio == Some(self.stats.dispatched) {
             self.injected.push(Done { tag: rq.id, res: -(libc::EIO as i64), bufs });
             return;
         }
-        self.backend.submit(Issue { tag: rq.id, kind, offset, bufs });
+        self.backend.submit(Issue { tag: rq.id, kind, offset, bufs, file: None });
     }
 
     fn notify(&mut self, _now: Instant, event: &Event) {

@@ -202,14 +202,17 @@ pub(crate) enum IoKind {
 /// runtime's CPU in profiles, mostly for these).
 pub(crate) type Bufs = smallvec::SmallVec<[Buf; 1]>;
 
-/// One operation handed to a backend: the buffers are contiguous in the target from
-/// `offset` on, in order.
+/// One operation handed to a backend: the buffers are contiguous in the file from
+/// `offset` on, in order. The file is the target's own unless `file` names another (a
+/// store target's units each name the file their data lives in); the backend holds that
+/// `Arc` until the operation is done, so the descriptor stays open while the kernel uses it.
 #[derive(Debug)]
 pub(crate) struct Issue {
     pub tag: u64,
     pub kind: IoKind,
     pub offset: u64,
     pub bufs: Bufs,
+    pub file: Option<Arc<File>>,
 }
 
 /// A finished operation: `res` is the byte count or a negative errno.
@@ -329,6 +332,8 @@ struct InFlight {
     bufs: Bufs,
     /// The iovec array of a vectored operation (stable heap storage while in flight).
     _iov: Vec<libc::iovec>,
+    /// The operation's own file, if not the registered target: open while in flight.
+    _file: Option<Arc<File>>,
 }
 
 // SAFETY: the iovecs point into the memory of the buffers in `bufs` (heap memory, which
@@ -339,8 +344,9 @@ unsafe impl Send for InFlight {}
 /// The io_uring backend.
 pub(crate) struct Uring {
     ring: io_uring::IoUring,
-    /// The target (registered with the ring as fixed file 0); kept open while we live.
-    _file: Arc<File>,
+    /// The target (registered with the ring as fixed file 0), if it has one; kept open
+    /// while we live.
+    _file: Option<Arc<File>>,
     notify: Arc<Notify>,
     inflight: iosched_core::FastMap<u64, InFlight>,
     efd_buf: Box<u64>,
@@ -358,8 +364,9 @@ impl std::fmt::Debug for Uring {
 }
 
 impl Uring {
-    /// Set up a ring for `file`; fails if io_uring is unavailable or lacks what we need.
-    pub(crate) fn new(file: Arc<File>, notify: Arc<Notify>, entries: u32) -> io::Result<Uring> {
+    /// Set up a ring for `file` (none: every operation names its own); fails if io_uring
+    /// is unavailable or lacks what we need.
+    pub(crate) fn new(file: Option<Arc<File>>, notify: Arc<Notify>, entries: u32) -> io::Result<Uring> {
         if notify.efd.is_none() {
             return Err(io::Error::other("io_uring backend needs an eventfd notifier"));
         }
@@ -389,7 +396,9 @@ impl Uring {
                 return Err(io::Error::other(format!("io_uring does not support IORING_OP_{name}")));
             }
         }
-        ring.submitter().register_files(&[file.as_raw_fd()])?;
+        if let Some(f) = &file {
+            ring.submitter().register_files(&[f.as_raw_fd()])?;
+        }
         Ok(Uring {
             ring,
             _file: file,
@@ -446,37 +455,46 @@ impl Backend for Uring {
 
     fn submit(&mut self, io: Issue) {
         use io_uring::{opcode, types};
-        // The target is registered with the ring (index 0): no file lookup per request.
-        let fd = types::Fixed(0);
         let mut iov: Vec<libc::iovec> = Vec::new();
-        let e = match (io.kind, io.bufs.len()) {
-            (IoKind::Fsync, _) => opcode::Fsync::new(fd).build(),
-            (IoKind::Read, 1) => {
-                let (p, n) = io.bufs[0].raw();
-                opcode::Read::new(fd, p, n as u32).offset(io.offset).build()
-            }
-            (IoKind::Write, 1) => {
-                let (p, n) = io.bufs[0].raw();
-                opcode::Write::new(fd, p, n as u32).offset(io.offset).build()
-            }
-            (kind, _) => {
-                iov = io
-                    .bufs
-                    .iter()
-                    .map(|b| {
-                        let (p, n) = b.raw();
-                        libc::iovec { iov_base: p.cast(), iov_len: n }
-                    })
-                    .collect();
-                if kind == IoKind::Read {
-                    opcode::Readv::new(fd, iov.as_ptr(), iov.len() as u32).offset(io.offset).build()
-                } else {
-                    opcode::Writev::new(fd, iov.as_ptr(), iov.len() as u32).offset(io.offset).build()
+        // One entry for either kind of descriptor (their types differ).
+        macro_rules! entry {
+            ($fd:expr) => {{
+                let fd = $fd;
+                match (io.kind, io.bufs.len()) {
+                    (IoKind::Fsync, _) => opcode::Fsync::new(fd).build(),
+                    (IoKind::Read, 1) => {
+                        let (p, n) = io.bufs[0].raw();
+                        opcode::Read::new(fd, p, n as u32).offset(io.offset).build()
+                    }
+                    (IoKind::Write, 1) => {
+                        let (p, n) = io.bufs[0].raw();
+                        opcode::Write::new(fd, p, n as u32).offset(io.offset).build()
+                    }
+                    (kind, _) => {
+                        iov = io
+                            .bufs
+                            .iter()
+                            .map(|b| {
+                                let (p, n) = b.raw();
+                                libc::iovec { iov_base: p.cast(), iov_len: n }
+                            })
+                            .collect();
+                        if kind == IoKind::Read {
+                            opcode::Readv::new(fd, iov.as_ptr(), iov.len() as u32).offset(io.offset).build()
+                        } else {
+                            opcode::Writev::new(fd, iov.as_ptr(), iov.len() as u32).offset(io.offset).build()
+                        }
+                    }
                 }
-            }
+            }};
+        }
+        let e = match &io.file {
+            // The target is registered with the ring (index 0): no file lookup per request.
+            None => entry!(types::Fixed(0)),
+            Some(f) => entry!(types::Fd(f.as_raw_fd())),
         }
         .user_data(io.tag);
-        let prev = self.inflight.insert(io.tag, InFlight { bufs: io.bufs, _iov: iov });
+        let prev = self.inflight.insert(io.tag, InFlight { bufs: io.bufs, _iov: iov, _file: io.file });
         assert!(prev.is_none(), "tag {} issued twice", io.tag);
         if let Err(err) = self.push(e) {
             // The kernel refused the submission itself: complete it with the error.
@@ -587,7 +605,9 @@ impl Drop for Uring {
         }
         // Release the registered target now: ring teardown is asynchronous in the kernel,
         // and a block device opened with O_EXCL must be reopenable as soon as we return.
-        let _ = self.ring.submitter().unregister_files();
+        if self._file.is_some() {
+            let _ = self.ring.submitter().unregister_files();
+        }
     }
 }
 
@@ -609,7 +629,8 @@ impl std::fmt::Debug for Pool {
 }
 
 impl Pool {
-    pub(crate) fn new(file: Arc<File>, notify: Arc<Notify>, threads: usize) -> io::Result<Pool> {
+    /// Workers for `file` (none: every operation names its own).
+    pub(crate) fn new(file: Option<Arc<File>>, notify: Arc<Notify>, threads: usize) -> io::Result<Pool> {
         let (tx, rx) = mpsc::channel::<Issue>();
         let rx = Arc::new(Mutex::new(rx));
         let done = Arc::new(Mutex::new(Vec::new()));
@@ -618,7 +639,7 @@ impl Pool {
             let rx = Arc::clone(&rx);
             let done = Arc::clone(&done);
             let notify = Arc::clone(&notify);
-            let file = Arc::clone(&file);
+            let file = file.clone();
             workers.push(std::thread::Builder::new().name(format!("iosched-io{i}")).spawn(move || {
                 loop {
                     let job = {
@@ -626,7 +647,11 @@ impl Pool {
                         g.recv()
                     };
                     let Ok(mut io) = job else { return };
-                    let res = blocking_io(file.as_raw_fd(), &mut io);
+                    let fd = match (&io.file, &file) {
+                        (Some(f), _) | (None, Some(f)) => f.as_raw_fd(),
+                        (None, None) => unreachable!("an operation without a file on a store target"),
+                    };
+                    let res = blocking_io(fd, &mut io);
                     done.lock().unwrap_or_else(|e| e.into_inner()).push(Done { tag: io.tag, res, bufs: io.bufs });
                     notify.wake();
                 }
@@ -721,7 +746,7 @@ pub(crate) fn fallocate(file: &File, offset: u64, len: u64) -> io::Result<()> {
 
 /// Bytes an unprivileged user may still allocate on the filesystem holding `file`, and the
 /// filesystem's size (`fstatvfs`: `f_bavail * f_frsize`, `f_blocks * f_frsize`).
-pub(crate) fn fs_space(file: &File) -> io::Result<(u64, u64)> {
+pub fn fs_space(file: &File) -> io::Result<(u64, u64)> {
     // SAFETY: fstatvfs fills the zeroed struct we pass; we read it only on success.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::fstatvfs(file.as_raw_fd(), &mut st) };

@@ -41,6 +41,8 @@ const MAGIC: &[u8; 24] = b"iosched-rt target v1\n\0\0\0";
 pub enum TargetKind {
     File,
     BlockDevice,
+    /// No file of its own: each unit names its place (see `Target::open_store`).
+    Store,
 }
 
 /// An opened target.

@@ -14,6 +14,7 @@ mod need;
 mod replay;
 mod runtime;
 mod space;
+mod store;
 
 use need::{Need, trial};
 
@@ -106,6 +107,21 @@ fn main() {
         ),
         trial("space::offset_gaps_take_no_space", &[IoUring, TmpfsDirectIo], space::offset_gaps_take_no_space),
         trial("space::a_reading_load_writes_nothing", &[IoUring], space::a_reading_load_writes_nothing),
+        trial(
+            "store::a_store_target_puts_each_unit_at_its_place",
+            &[IoUring],
+            store::a_store_target_puts_each_unit_at_its_place,
+        ),
+        trial(
+            "store::a_store_target_works_on_the_thread_pool_too",
+            &[],
+            store::a_store_target_works_on_the_thread_pool_too,
+        ),
+        trial(
+            "store::a_store_target_refuses_verify_and_plain_submissions",
+            &[IoUring],
+            store::a_store_target_refuses_verify_and_plain_submissions,
+        ),
         trial("need::requirements_are_enforced", &[], need::requirements_are_enforced),
         trial(
             "fio::job_files_issue_the_same_ios_as_the_simulator",

@@ -1,0 +1,249 @@
+//! `iosched mount` and `iosched umount` (crate `iosched-mount`): the terminal side — the
+//! status line, Ctrl-C and SIGTERM, the report at the end.
+
+use crate::record;
+use iosched_mount::{Attribution, MountReport, Settings};
+use iosched_policies::SchedSpec;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// `iosched mount`.
+#[derive(clap::Args, Debug)]
+pub struct MountArgs {
+    /// The directory whose files the mount presents. Only the programs' own writes change
+    /// it: nothing of ours is written there, now or on unmount.
+    backing: PathBuf,
+    /// An empty directory, not already a mount point, outside BACKING.
+    mountpoint: PathBuf,
+    /// The scheduler spec (e.g. `as`, `cfq:slice_idle=0`).
+    #[arg(long, default_value = "deadline")]
+    sched: String,
+    /// Emulate a disk profile (e.g. ide-2003-fast): every request completes no earlier than
+    /// the model says; the disk's capacity bounds what BACKING may hold.
+    #[arg(long, value_name = "PROFILE")]
+    emulate: Option<String>,
+    /// Write the queue's inputs on unmount (trace format of `iosched replay`) to FILE; not
+    /// inside BACKING or the mount. An existing file is replaced only if it is an iosched
+    /// trace.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    #[command(flatten)]
+    report: crate::report::ReportArg,
+    /// Who owns a request: `process` (threads of a process share their scheduler state,
+    /// as in the kernel) or `thread`.
+    #[arg(long, default_value = "process")]
+    owner: String,
+    /// The kernel's read-ahead for the mount (FUSE max_readahead).
+    #[arg(long, value_name = "BYTES", default_value = "128k")]
+    readahead: String,
+    /// Largest read or write the kernel sends at once (FUSE max_write and max_read).
+    #[arg(long, value_name = "BYTES", default_value = "128k")]
+    max_request: String,
+    /// Write-through: every write(2) waits for its request, instead of the page cache
+    /// writing back later (FUSE writeback caching, on by default).
+    #[arg(long)]
+    no_writeback_cache: bool,
+    /// Send O_DIRECT callers' I/O through the mount's page cache too, instead of straight
+    /// to the queue as they made it.
+    #[arg(long)]
+    no_direct_io: bool,
+    /// Requests the kernel keeps in flight on nobody's wait (read-ahead, writeback; FUSE
+    /// max_background).
+    #[arg(long, default_value_t = 64)]
+    max_background: u16,
+    /// I/O engine: auto (io_uring, else a thread pool), io_uring or threads.
+    #[arg(long, default_value = "auto")]
+    backend: String,
+    /// Seed of the emulated disk.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Print the end-of-mount report as one JSON document.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `iosched umount`.
+#[derive(clap::Args, Debug)]
+pub struct UmountArgs {
+    /// The mount point of an `iosched mount` (another kind of mount is refused).
+    mountpoint: PathBuf,
+}
+
+fn size(s: &str, what: &str) -> Result<u32, String> {
+    let v = iosched_benchmarks::units::parse_size(s).map_err(|e| format!("{what} {s}: {e}"))?;
+    if !(4096..=1 << 20).contains(&v) || v % 4096 != 0 {
+        return Err(format!("{what} {s}: expected a multiple of 4k from 4k to 1M"));
+    }
+    Ok(v as u32)
+}
+
+/// A file of ours must not land in BACKING (which only the programs write) or in the
+/// mount (which would send it through the queue).
+fn outside(opt: &str, p: &Path, dirs: &[&Path]) -> Result<(), String> {
+    let abs = std::path::absolute(p).map_err(|e| format!("{opt} {}: {e}", p.display()))?;
+    let parent = abs.parent().unwrap_or(&abs);
+    let resolved = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+    for d in dirs {
+        if let Ok(d) = std::fs::canonicalize(d)
+            && (resolved.starts_with(&d) || abs.starts_with(&d))
+        {
+            return Err(format!(
+                "{opt} {}: is inside {}; give it a place outside BACKING and the mount",
+                p.display(),
+                d.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub fn mount(a: MountArgs) -> Result<(), String> {
+    let spec = SchedSpec::parse(&a.sched).map_err(|e| format!("--sched {}: {e}", a.sched))?;
+    let mut s = Settings::new(spec);
+    s.emulate = a.emulate.clone();
+    s.record = a.record.is_some() || a.report.report.is_some();
+    s.backend = a.backend.parse().map_err(|e| format!("--backend: {e}"))?;
+    s.seed = a.seed;
+    s.attribution = a.owner.parse::<Attribution>().map_err(|e| format!("--owner {e}"))?;
+    s.max_readahead = size(&a.readahead, "--readahead")?;
+    s.max_request = size(&a.max_request, "--max-request")?;
+    s.writeback_cache = !a.no_writeback_cache;
+    s.direct_io = !a.no_direct_io;
+    if a.max_background == 0 {
+        return Err("--max-background 0: expected at least 1".into());
+    }
+    s.max_background = a.max_background;
+    record::check(a.record.as_deref(), 1)?;
+    a.report.check()?;
+    let dirs = [a.backing.as_path(), a.mountpoint.as_path()];
+    if let Some(r) = &a.record {
+        outside("--record", r, &dirs)?;
+    }
+    if let Some(r) = &a.report.report {
+        outside("--report", r, &dirs)?;
+    }
+    let stop = crate::signals::interrupt_flag()?;
+    let notices = iosched_rt::Notices::to(|m| eprintln!("iosched: {m}"));
+    let m = iosched_mount::mount(&a.backing, &a.mountpoint, s, notices)?;
+    eprintln!(
+        "iosched: {} mounted at {} (queue {}{}); Ctrl-C, SIGTERM or `iosched umount {}` unmounts",
+        a.backing.display(),
+        m.mountpoint().display(),
+        m.effective_scheduler(),
+        a.emulate.as_ref().map(|e| format!(", emulating {e}")).unwrap_or_default(),
+        m.mountpoint().display()
+    );
+    let tty = std::io::stderr().is_terminal();
+    let start = Instant::now();
+    let (mut last_status, mut last_try) = (Instant::now(), None::<Instant>);
+    let mut said_busy = false;
+    while m.serving() {
+        std::thread::sleep(Duration::from_millis(100));
+        if stop.load(Ordering::SeqCst) && last_try.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            last_try = Some(Instant::now());
+            match m.unmount() {
+                Ok(()) => {}
+                // Busy: keep serving the programs still using it, and try again.
+                Err(e) if !said_busy => {
+                    said_busy = true;
+                    eprintln!(
+                        "\niosched: cannot unmount yet ({e}); still serving until the programs using it stop. A second Ctrl-C quits at once, leaving the mount point to `fusermount3 -u {}`",
+                        m.mountpoint().display()
+                    );
+                }
+                Err(_) => {}
+            }
+        }
+        if tty && last_status.elapsed() >= Duration::from_secs(1) {
+            last_status = Instant::now();
+            let c = m.counters();
+            let mb = |v: &std::sync::atomic::AtomicU64| v.load(Ordering::Relaxed) as f64 / 1e6;
+            eprint!(
+                "\r\x1b[K{:>6.0} s  reads {} ({:.1} MB)  writes {} ({:.1} MB)  fsyncs {}  in flight {}  owners {}",
+                start.elapsed().as_secs_f64(),
+                c.reads.load(Ordering::Relaxed),
+                mb(&c.read_bytes),
+                c.writes.load(Ordering::Relaxed),
+                mb(&c.written_bytes),
+                c.flushes.load(Ordering::Relaxed),
+                c.in_flight.load(Ordering::Relaxed),
+                c.owners.load(Ordering::Relaxed),
+            );
+        }
+    }
+    if tty {
+        eprint!("\r\x1b[K");
+    }
+    let r = m.finish()?;
+    if let (Some(base), Some(t)) = (&a.record, &r.queue.trace) {
+        record::write(base, t, 1, 1, a.json)?;
+    }
+    let doc = json(&a, &r);
+    if let (Some(_), Some(t)) = (&a.report.report, &r.queue.trace) {
+        let trace = crate::report::trace_doc("the mount's queue", &t.to_text(), None)?;
+        a.report.write(&[trace])?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?);
+    } else {
+        print!("{}", text(&r));
+    }
+    Ok(())
+}
+
+fn json(a: &MountArgs, r: &MountReport) -> serde_json::Value {
+    serde_json::json!({
+        "command": "mount",
+        "backing": r.backing,
+        "mountpoint": r.mountpoint,
+        "sched": a.sched,
+        "emulate": a.emulate,
+        "seed": a.seed,
+        "owner": a.owner,
+        "readahead": a.readahead,
+        "max_request": a.max_request,
+        "writeback_cache": !a.no_writeback_cache,
+        "direct_io": !a.no_direct_io,
+        "max_background": a.max_background,
+        "report": r,
+    })
+}
+
+fn text(r: &MountReport) -> String {
+    let q = &r.queue;
+    let mut s = format!(
+        "unmounted {} after {:.1} s (scheduler {})\n\
+         reads {} ({:.1} MB), writes {} ({:.1} MB), fsyncs {}, owners {}, errors {}\n\
+         queue: {} units, {} dispatched, {} merged, {} waited for a request slot\n",
+        r.mountpoint.display(),
+        r.elapsed_s,
+        q.effective_scheduler,
+        r.reads,
+        r.read_bytes as f64 / 1e6,
+        r.writes,
+        r.written_bytes as f64 / 1e6,
+        r.fsyncs,
+        r.owners,
+        r.errors,
+        q.requests,
+        q.dispatched,
+        q.merged,
+        q.slot_waits,
+    );
+    if let Some(l) = &q.emulated_lateness {
+        s += &format!(
+            "emulated completions late by p50 {:.0} us, p99 {:.0} us ({} samples)\n",
+            l.p50_us, l.p99_us, l.count
+        );
+    }
+    if let Some(e) = &q.first_error {
+        s += &format!("first error: {e}\n");
+    }
+    s
+}
+
+pub fn umount(a: UmountArgs) -> Result<(), String> {
+    iosched_mount::unmount_path(&a.mountpoint)
+}
