@@ -65,6 +65,9 @@ enum Cmd {
     Mount(mount::MountArgs),
     /// Unmount an `iosched mount` (from another shell).
     Umount(mount::UmountArgs),
+    /// Write the read-many report's synthetic 2.4.19 kernel tree as real files (e.g. into
+    /// a mount, for `find | xargs cat`).
+    KernelTree(mount::KernelTreeArgs),
     /// sysbench (1.0.20 semantics) in the simulator: `iosched sysbench fileio --file-test-mode rndrw`.
     /// Default machine: --disk sata-2004-ncq --mem 1024M --cpu p4-ht --host linux-2.6 (2007-like).
     Sysbench(bench::SysbenchArgs),
@@ -112,6 +115,7 @@ pub fn main_with(policies: &[iosched_policies::Policy]) -> ExitCode {
         Cmd::Real(a) => real::run(a),
         Cmd::Mount(a) => mount::mount(a),
         Cmd::Umount(a) => mount::umount(a),
+        Cmd::KernelTree(a) => mount::kernel_tree(a),
         Cmd::Sysbench(a) => bench::sysbench(a),
         Cmd::Iozone(a) => bench::iozone(a),
         Cmd::AioStress(a) => bench::aio_stress(a),

@@ -247,3 +247,78 @@ fn text(r: &MountReport) -> String {
 pub fn umount(a: UmountArgs) -> Result<(), String> {
     iosched_mount::unmount_path(&a.mountpoint)
 }
+
+/// `iosched kernel-tree`.
+#[derive(clap::Args, Debug)]
+pub struct KernelTreeArgs {
+    /// Where to create the tree: a new or empty directory (a mount's, to lay the tree out
+    /// on its disk in creation order).
+    dir: PathBuf,
+    /// Fraction of the 2.4.19 tree (11,219 files, 141.6 MB): the same shape, scaled.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Seed of the sizes' shuffle and the files' bytes.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// Write the read-many report's synthetic kernel tree (the plan both worlds' read-many
+/// use, `iosched_benchmarks::kernel_tree`) as real directories and files under DIR, in the
+/// plan's creation order.
+pub fn kernel_tree(a: KernelTreeArgs) -> Result<(), String> {
+    if !(a.scale > 0.0 && a.scale <= 1.0) {
+        return Err(format!("--scale {}: expected a fraction in (0, 1]", a.scale));
+    }
+    match std::fs::read_dir(&a.dir) {
+        Ok(mut d) => {
+            if d.next().is_some() {
+                return Err(format!("{}: is not empty; the tree goes into a new or empty directory", a.dir.display()));
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir(&a.dir).map_err(|e| format!("{}: {e}", a.dir.display()))?
+        }
+        Err(e) => return Err(format!("{}: {e}", a.dir.display())),
+    }
+    let plan = iosched_benchmarks::kernel_tree::KernelTree::scaled(a.seed, a.scale);
+    // Directory i's path; the plan's first directory is the tree's root, DIR itself.
+    let mut paths: Vec<PathBuf> = Vec::with_capacity(plan.dirs.len());
+    for (parent, name) in &plan.dirs {
+        let p = match parent {
+            None => a.dir.clone(),
+            Some(i) => paths[*i].join(name),
+        };
+        if parent.is_some() {
+            std::fs::create_dir(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        paths.push(p);
+    }
+    let mut rng = iosched_core::Rng::new(a.seed);
+    let bytes: Vec<u8> = (0..(1 << 16)).map(|_| rng.next_u64() as u8).collect();
+    let stop = crate::signals::interrupt_flag()?;
+    for (k, (dir, name, size)) in plan.files.iter().enumerate() {
+        if stop.load(Ordering::SeqCst) {
+            return Err(format!("interrupted after {k} of {} files", plan.files.len()));
+        }
+        let p = paths[*dir].join(name);
+        let mut left = *size as usize;
+        let mut data = Vec::with_capacity(left);
+        while left > 0 {
+            let n = left.min(bytes.len());
+            let at = (k * 4099) % bytes.len();
+            data.extend(bytes[at..].iter().chain(&bytes[..at]).take(n));
+            left -= n;
+        }
+        std::fs::write(&p, &data).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    eprintln!(
+        "iosched: kernel tree in {}: {} files, {} bytes, {} directories (scale {}, seed {})",
+        a.dir.display(),
+        plan.files.len(),
+        plan.total_bytes(),
+        plan.dirs.len(),
+        a.scale,
+        a.seed
+    );
+    Ok(())
+}

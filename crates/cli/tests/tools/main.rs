@@ -1,5 +1,5 @@
-//! The command line against outside tools: the report in a real browser (Chromium), and
-//! our fio output read by fio's own scripts.
+//! The command line against outside tools: the report in a real browser (Chromium), our
+//! fio output read by fio's own scripts, and `iosched mount` under ordinary programs.
 //!
 //! A harness of its own (`harness = false`): a test whose tool is missing is counted as
 //! ignored, or fails under `IOSCHED_TEST_REQUIRE` (the rt tests' rule, from their `need`
@@ -10,6 +10,7 @@
 mod need;
 
 mod fio;
+mod mount;
 mod report;
 
 use need::{Need, trial};
@@ -72,6 +73,26 @@ fn main() {
         ),
         trial("fio::skewed_distributions_match_fio_genzipf", &[Need::Fio], fio::skewed_distributions_match_fio_genzipf),
         trial("fio::log_files_have_fios_names_and_lines", &[Need::Fio], fio::log_files_have_fios_names_and_lines),
+        trial(
+            "mount::what_programs_write_reaches_backing_intact",
+            &[Need::Fuse],
+            mount::what_programs_write_reaches_backing_intact,
+        ),
+        trial(
+            "mount::a_killed_daemon_harms_nothing_and_the_mount_point_recovers",
+            &[Need::Fuse],
+            mount::a_killed_daemon_harms_nothing_and_the_mount_point_recovers,
+        ),
+        trial(
+            "mount::requests_are_owned_by_processes_or_threads",
+            &[Need::Fuse, Need::Fio],
+            mount::requests_are_owned_by_processes_or_threads,
+        ),
+        trial(
+            "mount::bad_mount_points_and_outputs_are_refused",
+            &[Need::Fuse],
+            mount::bad_mount_points_and_outputs_are_refused,
+        ),
     ];
     libtest_mimic::run(&args, tests).exit();
 }

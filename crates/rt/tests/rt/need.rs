@@ -33,6 +33,9 @@ pub enum Need {
     /// The `chromium` browser (headless: the report's rendering test; no rt test needs it).
     #[allow(dead_code)]
     Chromium,
+    /// Root, `/dev/fuse` and `fusermount3` (Debian package fuse3): `iosched mount`'s tests.
+    #[allow(dead_code)]
+    Fuse,
 }
 
 impl Need {
@@ -45,6 +48,7 @@ impl Need {
             Need::TmpfsDirectIo => "tmpfs-odirect",
             Need::Fio => "fio",
             Need::Chromium => "chromium",
+            Need::Fuse => "fuse",
         }
     }
 
@@ -84,6 +88,12 @@ impl Need {
             Need::TmpfsDirectIo => Need::Root.missing().or_else(tmpfs_odirect_missing),
             Need::Fio => runs("fio", "--version"),
             Need::Chromium => runs("chromium", "--version"),
+            Need::Fuse => Need::Root.missing().or_else(|| {
+                if !std::path::Path::new("/dev/fuse").exists() {
+                    return Some("no /dev/fuse".into());
+                }
+                runs("fusermount3", "--version")
+            }),
         }
     }
 
@@ -102,7 +112,7 @@ fn env_list(var: &str) -> Vec<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
-    let known = ["io_uring", "root", "losetup", "mkfs.ext4", "tmpfs-odirect", "fio", "chromium"];
+    let known = ["io_uring", "root", "losetup", "mkfs.ext4", "tmpfs-odirect", "fio", "chromium", "fuse"];
     for n in &v {
         if !(known.contains(&n.as_str()) || (var == "IOSCHED_TEST_REQUIRE" && n == "all")) {
             eprintln!(
