@@ -49,9 +49,10 @@ pub struct MountArgs {
     /// to the queue as they made it.
     #[arg(long)]
     no_direct_io: bool,
-    /// Requests the kernel keeps in flight on nobody's wait (read-ahead, writeback; FUSE
-    /// max_background).
-    #[arg(long, default_value_t = 64)]
+    /// Requests the kernel keeps in flight on nobody's wait (read-ahead and writeback
+    /// together; FUSE max_background). Over it they wait in the kernel, unseen by the
+    /// scheduler; the default, FUSE's maximum, leaves that to the queue's request pools.
+    #[arg(long, default_value_t = u16::MAX)]
     max_background: u16,
     /// I/O engine: auto (io_uring, else a thread pool), io_uring or threads.
     #[arg(long, default_value = "auto")]

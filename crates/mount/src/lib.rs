@@ -66,9 +66,14 @@ pub struct Settings {
     /// An `O_DIRECT` caller's reads and writes bypass the mount's page cache and reach the
     /// queue as the caller made them (`FOPEN_DIRECT_IO`; default on).
     pub direct_io: bool,
-    /// Requests the kernel keeps in flight on nobody's wait — read-ahead, writeback
-    /// (FUSE `max_background`; default 64; the kernel's own default, 12, would keep the
-    /// queue shallower than a 2.6 block device's 128-request pool).
+    /// Requests the kernel's FUSE client keeps in flight on nobody's wait — read-ahead and
+    /// writeback share this one limit (FUSE `max_background`), and what is over it waits in
+    /// the kernel in one FIFO, where no scheduler sees it: a read-ahead request would wait
+    /// there behind the writeback. 2.6 had no such queue before the elevator (reads and
+    /// writes had request pools of their own), so by default the limit is as high as
+    /// FUSE allows (65535) and the queue's own request pools, per direction, decide who
+    /// waits. What is in flight stays bounded by the kernel's dirty-page limits for the
+    /// mount and by the readers' read-ahead windows.
     pub max_background: u16,
 }
 
@@ -85,7 +90,7 @@ impl Settings {
             max_request: 128 << 10,
             writeback_cache: true,
             direct_io: true,
-            max_background: 64,
+            max_background: u16::MAX,
         }
     }
 }

@@ -89,6 +89,11 @@ fn main() {
             mount::requests_are_owned_by_processes_or_threads,
         ),
         trial(
+            "mount::the_seed_experiment_keeps_its_shape_on_a_small_tree",
+            &[Need::Fuse],
+            mount::the_seed_experiment_keeps_its_shape_on_a_small_tree,
+        ),
+        trial(
             "mount::bad_mount_points_and_outputs_are_refused",
             &[Need::Fuse],
             mount::bad_mount_points_and_outputs_are_refused,
