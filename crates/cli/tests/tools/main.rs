@@ -89,6 +89,11 @@ fn main() {
             mount::requests_are_owned_by_processes_or_threads,
         ),
         trial(
+            "mount::sigterm_unmounts_after_writeback_and_waits_for_open_files",
+            &[Need::Fuse],
+            mount::sigterm_unmounts_after_writeback_and_waits_for_open_files,
+        ),
+        trial(
             "mount::the_seed_experiment_keeps_its_shape_on_a_small_tree",
             &[Need::Fuse],
             mount::the_seed_experiment_keeps_its_shape_on_a_small_tree,

@@ -205,7 +205,8 @@ fn distinct(mut v: Vec<u64>) -> Vec<u64> {
 }
 
 /// Two `cat` processes are two owners, each its pid; fio's two threads (`--thread`) are
-/// one owner, fio's process, unless `--owner thread`.
+/// one owner, fio's process, unless `--owner thread`. The `--record`ed trace replays and
+/// draws its seek picture.
 pub fn requests_are_owned_by_processes_or_threads() {
     let t = TempDir::new("mount-owners");
     let backing = t.join("backing");
@@ -234,6 +235,11 @@ pub fn requests_are_owned_by_processes_or_threads() {
     assert_eq!(distinct(of_cats), distinct(pids.clone()), "each cat owns its reads");
     let rest = distinct(owners.iter().copied().filter(|o| !pids.contains(o)).collect());
     assert_eq!(rest.len(), 1, "fio's two threads are one owner: {rest:?}");
+    // The mount's trace is a trace like any other: it replays, and it draws.
+    let replay = crate::iosched(&["replay", trace.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("replay OK"));
+    crate::iosched(&["report", trace.to_str().unwrap(), "--out", &t.s("report")]);
+    assert!(std::fs::read_to_string(t.join("report/index.html")).unwrap().contains("<svg"));
 
     let trace2 = t.join("t.trace");
     let m = Mount::start(&t, &backing, &["--sched", "cfq", "--owner", "thread", "--record", trace2.to_str().unwrap()]);
@@ -335,4 +341,37 @@ pub fn the_seed_experiment_keeps_its_shape_on_a_small_tree() {
             (false, Some(loaded)) => panic!("{sched}: alone {alone:?}, loaded {loaded:?}: less than {k}×"),
         }
     }
+}
+
+/// SIGTERM unmounts: the page cache's dirty data is written back through the queue first,
+/// and `--json` reports it. While a program holds a file open the daemon keeps serving
+/// (and says so); once it closes, the unmount goes through.
+pub fn sigterm_unmounts_after_writeback_and_waits_for_open_files() {
+    let t = TempDir::new("mount-sigterm");
+    let backing = t.join("backing");
+    std::fs::create_dir_all(&backing).unwrap();
+    let mut m = Mount::start(&t, &backing, &["--sched", "cfq", "--json"]);
+    // Written into the page cache only (writeback caching): no fsync, no close-time wait.
+    let data = pattern(3, 3 << 20);
+    std::fs::write(m.path("dirty"), &data).unwrap();
+    let mut holder = group(&format!("exec 3<{}; sleep 60", m.path("dirty").display()));
+    wait_for("the holder to open the file", || {
+        std::fs::read_dir(format!("/proc/{}/fd", holder.id())).is_ok_and(|d| d.count() > 3)
+    });
+    let term = |pid: u32| run(Command::new("kill").args(["-TERM", &pid.to_string()]));
+    term(m.child.id());
+    wait_for("the daemon to say it is busy", || {
+        std::fs::read_to_string(&m.err).unwrap().contains("cannot unmount yet")
+    });
+    assert!(m.child.try_wait().unwrap().is_none(), "the daemon quit with a file open");
+    assert!(mounted(&m.mnt));
+    kill_group(&mut holder);
+    let s = m.child.wait().unwrap();
+    assert!(s.success(), "{s}: {}", std::fs::read_to_string(&m.err).unwrap());
+    assert!(!mounted(&m.mnt));
+    assert_eq!(std::fs::read(backing.join("dirty")).unwrap(), data, "dirty pages written back before the unmount");
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&m.out).unwrap()).unwrap();
+    assert_eq!(doc["command"], "mount");
+    assert_eq!(doc["report"]["written_bytes"].as_u64(), Some(data.len() as u64), "{doc}");
+    assert!(doc["report"]["queue"]["dispatched"].as_u64().unwrap() > 0);
 }
