@@ -856,8 +856,15 @@ impl Fs {
         o
     }
 
+    /// BACKING's file for a caller's `open`, with `O_NOATIME` where it is allowed (the
+    /// file's owner, or root): our reads are the programs' reads, and the backing file
+    /// system would otherwise write access times of its own.
     fn open_backing(&self, path: &Path, flags: i32) -> io::Result<File> {
-        self.backing_options(flags).open(path)
+        let mut o = self.backing_options(flags);
+        match o.custom_flags((flags & libc::O_NOFOLLOW) | libc::O_NOATIME).open(path) {
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => self.backing_options(flags).open(path),
+            r => r,
+        }
     }
 
     /// `FOPEN_DIRECT_IO` for an `O_DIRECT` caller when passthrough is on: each of its
