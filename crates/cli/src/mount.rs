@@ -35,7 +35,7 @@ pub struct MountArgs {
     /// as in the kernel) or `thread`.
     #[arg(long, default_value = "process")]
     owner: String,
-    /// The kernel's read-ahead for the mount (FUSE max_readahead).
+    /// The kernel's read-ahead window for the mount (its bdi's read_ahead_kb), from 4k to 16M.
     #[arg(long, value_name = "BYTES", default_value = "128k")]
     readahead: String,
     /// Largest read or write the kernel sends at once (FUSE max_write and max_read).
@@ -54,6 +54,11 @@ pub struct MountArgs {
     /// scheduler; the default, FUSE's maximum, leaves that to the queue's request pools.
     #[arg(long, default_value_t = u16::MAX)]
     max_background: u16,
+    /// Read BACKING through its own page cache. By default whole-page reads go to BACKING
+    /// with O_DIRECT: nothing cached twice, and a read the mount's cache misses reads
+    /// BACKING's disk.
+    #[arg(long)]
+    backing_cache: bool,
     /// I/O engine: auto (io_uring, else a thread pool), io_uring or threads.
     #[arg(long, default_value = "auto")]
     backend: String,
@@ -72,10 +77,10 @@ pub struct UmountArgs {
     mountpoint: PathBuf,
 }
 
-fn size(s: &str, what: &str) -> Result<u32, String> {
+fn size(s: &str, what: &str, max: u64) -> Result<u32, String> {
     let v = iosched_benchmarks::units::parse_size(s).map_err(|e| format!("{what} {s}: {e}"))?;
-    if !(4096..=1 << 20).contains(&v) || v % 4096 != 0 {
-        return Err(format!("{what} {s}: expected a multiple of 4k from 4k to 1M"));
+    if !(4096..=max).contains(&v) || v % 4096 != 0 {
+        return Err(format!("{what} {s}: expected a multiple of 4k from 4k to {}M", max >> 20));
     }
     Ok(v as u32)
 }
@@ -108,14 +113,16 @@ pub fn mount(a: MountArgs) -> Result<(), String> {
     s.backend = a.backend.parse().map_err(|e| format!("--backend: {e}"))?;
     s.seed = a.seed;
     s.attribution = a.owner.parse::<Attribution>().map_err(|e| format!("--owner {e}"))?;
-    s.max_readahead = size(&a.readahead, "--readahead")?;
-    s.max_request = size(&a.max_request, "--max-request")?;
+    s.max_readahead = size(&a.readahead, "--readahead", 16 << 20)?;
+    // FUSE's largest request: 256 pages (FUSE_MAX_MAX_PAGES).
+    s.max_request = size(&a.max_request, "--max-request", 1 << 20)?;
     s.writeback_cache = !a.no_writeback_cache;
     s.direct_io = !a.no_direct_io;
     if a.max_background == 0 {
         return Err("--max-background 0: expected at least 1".into());
     }
     s.max_background = a.max_background;
+    s.backing_direct = !a.backing_cache;
     record::check(a.record.as_deref(), 1)?;
     a.report.check()?;
     let dirs = [a.backing.as_path(), a.mountpoint.as_path()];
@@ -208,6 +215,7 @@ fn json(a: &MountArgs, r: &MountReport) -> serde_json::Value {
         "writeback_cache": !a.no_writeback_cache,
         "direct_io": !a.no_direct_io,
         "max_background": a.max_background,
+        "backing_cache": a.backing_cache,
         "report": r,
     })
 }

@@ -62,6 +62,8 @@ struct Node {
 struct OpenFile {
     ino: u64,
     file: Arc<File>,
+    /// The same file opened with `O_DIRECT`, for aligned reads (see `Settings::backing_direct`).
+    direct: Option<Arc<File>>,
 }
 
 /// A process's two submitters: synchronous requests (which unplug the queue) and the
@@ -89,6 +91,7 @@ pub(crate) struct Fs {
     settings: Settings,
     state: Mutex<State>,
     counters: Arc<Counters>,
+    replier: std::sync::mpsc::Sender<ReplyJob>,
 }
 
 fn errno(e: &io::Error) -> Errno {
@@ -191,7 +194,7 @@ impl Fs {
         let root_ino = st.add(PathBuf::new(), FileType::Directory, 0).expect("the root takes no blocks");
         debug_assert_eq!(root_ino, INodeNo::ROOT.0);
         scan(&root, &mut st, root_ino).map_err(|e| format!("{}: {e}", root.display()))?;
-        Ok(Fs { root, target, settings, state: Mutex::new(st), counters })
+        Ok(Fs { root, target, settings, state: Mutex::new(st), counters, replier: replier() })
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -262,24 +265,39 @@ impl Fs {
     /// Submit `pieces` of an open file as units; `done` gets each piece's completion, in
     /// any order, with its index. A piece the queue refuses (the dispatcher has stopped)
     /// completes at once as failed, and so do the ones after it.
+    ///
+    /// A read piece that starts on a page and is whole pages, or ends at the end of the
+    /// file (`eof`), goes to `direct` when given: the buffer is rounded up to whole pages,
+    /// and the read returns what the file has.
+    #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
         h: &Handle,
         op: Op,
         file: &Arc<File>,
+        direct: Option<(&Arc<File>, u64)>,
         pieces: &[Piece],
         mut data: Option<&[u8]>,
         done: &Arc<Gather>,
     ) {
         self.counters.in_flight.fetch_add(pieces.len() as u64, Ordering::Relaxed);
         for (i, p) in pieces.iter().enumerate() {
-            let mut buf = IoBuf::new(p.len as usize);
+            let page = BLOCK;
+            let (file, len) = match direct {
+                Some((d, eof)) if p.offset % page == 0 && (p.len % page == 0 || p.offset + p.len == eof) => {
+                    (d, p.len.div_ceil(page) * page)
+                }
+                _ => (file, p.len),
+            };
+            let mut buf = IoBuf::new(len as usize);
             if let Some(d) = data.as_mut() {
                 let (head, rest) = d.split_at(p.len as usize);
                 buf.copy_from_slice(head);
                 *d = rest;
             }
-            let sectors = ((p.offset % 512) + p.len).div_ceil(512) as u32;
+            // The sectors that hold the bytes moved (a direct read: whole pages, as the
+            // kernel reads a page).
+            let sectors = ((p.offset % 512) + len).div_ceil(512) as u32;
             let place = Place { file: Arc::clone(file), offset: p.offset };
             let g = Arc::clone(done);
             if let Err(e) = h.submit_placed(op, p.sector, sectors, place, buf, move |c| g.piece(i, c)) {
@@ -318,16 +336,44 @@ fn scan(root: &Path, st: &mut State, ino: u64) -> io::Result<()> {
     Ok(())
 }
 
+/// Read answers at least this large are written to `/dev/fuse` by the replier thread, not
+/// by the dispatcher: writing an answer copies its data into the kernel's page cache, and
+/// with the copy that brought it from BACKING (in the dispatcher's `io_uring_enter`) both
+/// copies of every byte were on one thread, which then capped sequential reads (perf: the
+/// dispatcher at 100 % CPU, 48 % of it in `fuse_dev_write`'s copy, 40 % in the read's).
+/// Small answers stay on the dispatcher: a thread hop would cost more than their copy.
+const OFFLOAD_BYTES: u32 = 32 << 10;
+
+/// Work for the replier thread.
+pub(crate) type ReplyJob = Box<dyn FnOnce() + Send>;
+
+/// The thread that writes large answers (see [`OFFLOAD_BYTES`]); it ends when the last
+/// sender (the file system's, and those of the requests in flight) is gone.
+pub(crate) fn replier() -> std::sync::mpsc::Sender<ReplyJob> {
+    let (tx, rx) = std::sync::mpsc::channel::<ReplyJob>();
+    std::thread::Builder::new()
+        .name("iosched-reply".into())
+        .spawn(move || {
+            for job in rx {
+                job();
+            }
+        })
+        .expect("cannot start the reply thread");
+    tx
+}
+
 /// The pieces of one FUSE request in flight; the last one to complete sends the answer.
 pub(crate) struct Gather {
     inner: Mutex<GatherState>,
     counters: Arc<Counters>,
+    replier: std::sync::mpsc::Sender<ReplyJob>,
 }
 
 struct GatherState {
     left: usize,
-    /// A read's pieces, in file order: each one's buffer and the bytes it got.
-    parts: Vec<(Option<IoBuf>, u32)>,
+    /// A read's pieces, in file order: each one's buffer, the bytes it got (at most the
+    /// piece's), and the piece's length.
+    parts: Vec<(Option<IoBuf>, u32, u32)>,
     error: Option<Errno>,
     answer: Option<Answer>,
 }
@@ -338,16 +384,36 @@ enum Answer {
     Sync(ReplyEmpty),
 }
 
+/// Answer a read with its pieces' bytes up to the first short one (the end of the file);
+/// one piece, the common case, is answered from its own buffer.
+fn answer_read(reply: ReplyData, parts: &[(Option<IoBuf>, u32, u32)], len: u64, c: &Counters) {
+    if let [(Some(b), n, _)] = parts {
+        c.read_bytes.fetch_add(*n as u64, Ordering::Relaxed);
+        return reply.data(&b[..*n as usize]);
+    }
+    let mut out = Vec::with_capacity(len as usize);
+    for (b, n, want) in parts {
+        let Some(b) = b else { break };
+        out.extend_from_slice(&b[..*n as usize]);
+        if n < want {
+            break;
+        }
+    }
+    c.read_bytes.fetch_add(out.len() as u64, Ordering::Relaxed);
+    reply.data(&out);
+}
+
 impl Gather {
-    fn new(pieces: &[Piece], answer: Answer, counters: &Arc<Counters>) -> Arc<Gather> {
+    fn new(pieces: &[Piece], answer: Answer, fs: &Fs) -> Arc<Gather> {
         Arc::new(Gather {
             inner: Mutex::new(GatherState {
                 left: pieces.len().max(1),
-                parts: pieces.iter().map(|_| (None, 0)).collect(),
+                parts: pieces.iter().map(|p| (None, 0, p.len as u32)).collect(),
                 error: None,
                 answer: Some(answer),
             }),
-            counters: Arc::clone(counters),
+            counters: Arc::clone(&fs.counters),
+            replier: fs.replier.clone(),
         })
     }
 
@@ -357,7 +423,7 @@ impl Gather {
         match c.result {
             Ok(n) => {
                 if let Some(p) = g.parts.get_mut(i) {
-                    *p = (c.buf, n);
+                    *p = (c.buf, n.min(p.2), p.2);
                 }
             }
             Err(e) => {
@@ -380,19 +446,15 @@ impl Gather {
             return;
         }
         match answer {
-            Answer::Read { reply, len } => {
-                // The bytes up to the first short piece (the end of the file).
-                let mut out = Vec::with_capacity(len as usize);
-                for (buf, n) in &g.parts {
-                    let Some(b) = buf else { break };
-                    out.extend_from_slice(&b[..*n as usize]);
-                    if (*n as usize) < b.len() {
-                        break;
-                    }
+            Answer::Read { reply, len } if len >= OFFLOAD_BYTES as u64 => {
+                let parts = std::mem::take(&mut g.parts);
+                let counters = Arc::clone(&self.counters);
+                let job: ReplyJob = Box::new(move || answer_read(reply, &parts, len, &counters));
+                if let Err(std::sync::mpsc::SendError(job)) = self.replier.send(job) {
+                    job();
                 }
-                c.read_bytes.fetch_add(out.len() as u64, Ordering::Relaxed);
-                reply.data(&out);
             }
+            Answer::Read { reply, len } => answer_read(reply, &g.parts, len, c),
             Answer::Write { reply, len } => {
                 c.written_bytes.fetch_add(len as u64, Ordering::Relaxed);
                 reply.written(len);
@@ -641,7 +703,7 @@ impl Filesystem for Fs {
         };
         match self.open_backing(&path, flags.0) {
             Ok(file) => {
-                let fh = self.add_open(&mut st, ino.0, file);
+                let fh = self.add_open(&mut st, ino.0, file, &path);
                 reply.opened(FileHandle(fh), self.fopen_flags(flags.0))
             }
             Err(e) => reply.error(errno(&e)),
@@ -661,9 +723,9 @@ impl Filesystem for Fs {
     ) {
         let mut st = self.state();
         let Some(of) = st.files.get(&fh.0) else { return reply.error(Errno::EBADF) };
-        let file = Arc::clone(&of.file);
-        let len = match file.metadata() {
-            Ok(m) => m.len().saturating_sub(offset).min(size as u64),
+        let (file, direct) = (Arc::clone(&of.file), of.direct.clone());
+        let (len, eof) = match file.metadata() {
+            Ok(m) => (m.len().saturating_sub(offset).min(size as u64), m.len()),
             Err(e) => return reply.error(errno(&e)),
         };
         if len == 0 {
@@ -676,9 +738,9 @@ impl Filesystem for Fs {
         }
         let pieces = n.map.pieces(offset, len);
         self.counters.reads.fetch_add(1, Ordering::Relaxed);
-        let g = Gather::new(&pieces, Answer::Read { reply, len }, &self.counters);
+        let g = Gather::new(&pieces, Answer::Read { reply, len }, self);
         let h = &self.io(st, req.pid()).sync;
-        self.submit(h, Op::Read, &file, &pieces, None, &g);
+        self.submit(h, Op::Read, &file, direct.as_ref().map(|d| (d, eof)), &pieces, None, &g);
     }
 
     fn write(
@@ -706,12 +768,12 @@ impl Filesystem for Fs {
         }
         let pieces = n.map.pieces(offset, data.len() as u64);
         self.counters.writes.fetch_add(1, Ordering::Relaxed);
-        let g = Gather::new(&pieces, Answer::Write { reply, len: data.len() as u32 }, &self.counters);
+        let g = Gather::new(&pieces, Answer::Write { reply, len: data.len() as u32 }, self);
         // Page-cache writeback is asynchronous; a write the caller waits for is not.
         let cached = write_flags.contains(WriteFlags::FUSE_WRITE_CACHE);
         let io = self.io(st, req.pid());
         let h = if cached { &io.background } else { &io.sync };
-        self.submit(h, Op::Write, &file, &pieces, Some(data), &g);
+        self.submit(h, Op::Write, &file, None, &pieces, Some(data), &g);
     }
 
     fn flush(&self, _req: &Request, _ino: INodeNo, _fh: FileHandle, _lock_owner: LockOwner, reply: ReplyEmpty) {
@@ -748,7 +810,7 @@ impl Filesystem for Fs {
         let Some(of) = st.files.get(&fh.0) else { return reply.error(Errno::EBADF) };
         let file = Arc::clone(&of.file);
         self.counters.flushes.fetch_add(1, Ordering::Relaxed);
-        let g = Gather::new(&[], Answer::Sync(reply), &self.counters);
+        let g = Gather::new(&[], Answer::Sync(reply), self);
         let h = &self.io(&mut st, req.pid()).sync;
         self.counters.in_flight.fetch_add(1, Ordering::Relaxed);
         let g2 = Arc::clone(&g);
@@ -829,7 +891,7 @@ impl Filesystem for Fs {
         match r {
             Ok((file, m)) => match self.entry(&mut st, parent, name) {
                 Ok((ino, _)) => {
-                    let fh = self.add_open(&mut st, ino, file);
+                    let fh = self.add_open(&mut st, ino, file, &full);
                     reply.created(&TTL, &attr(ino, &m), Generation(0), FileHandle(fh), self.fopen_flags(flags))
                 }
                 Err(e) => reply.error(e),
@@ -867,6 +929,16 @@ impl Fs {
         }
     }
 
+    /// BACKING's file opened read-only with `O_DIRECT` (and `O_NOATIME` where allowed), or
+    /// `None` where its file system refuses direct I/O.
+    fn open_direct(&self, path: &Path) -> Option<File> {
+        let open = |extra: i32| OpenOptions::new().read(true).custom_flags(libc::O_DIRECT | extra).open(path);
+        match open(libc::O_NOATIME) {
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => open(0).ok(),
+            r => r.ok(),
+        }
+    }
+
     /// `FOPEN_DIRECT_IO` for an `O_DIRECT` caller when passthrough is on: each of its
     /// reads and writes reaches us as it made it, past the page cache.
     fn fopen_flags(&self, flags: i32) -> FopenFlags {
@@ -877,10 +949,12 @@ impl Fs {
         }
     }
 
-    fn add_open(&self, st: &mut State, ino: u64, file: File) -> u64 {
+    fn add_open(&self, st: &mut State, ino: u64, file: File, path: &Path) -> u64 {
         let fh = st.next_fh;
         st.next_fh += 1;
-        st.files.insert(fh, OpenFile { ino, file: Arc::new(file) });
+        // A second descriptor with O_DIRECT for reads, where BACKING's file system takes it.
+        let direct = self.settings.backing_direct.then(|| self.open_direct(path)).flatten().map(Arc::new);
+        st.files.insert(fh, OpenFile { ino, file: Arc::new(file), direct });
         if let Some(n) = st.nodes.get_mut(&ino) {
             n.opens += 1;
         }

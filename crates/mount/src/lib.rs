@@ -53,8 +53,10 @@ pub struct Settings {
     pub seed: u64,
     /// Whether threads of one process share an owner (default) or not.
     pub attribution: Attribution,
-    /// The kernel's read-ahead window for the mount, bytes (FUSE `max_readahead`; default
-    /// 128 KiB, the 2.6 kernel's default `VM_MAX_READAHEAD`).
+    /// The kernel's read-ahead window for the mount, bytes (default 128 KiB, the 2.6
+    /// kernel's default `VM_MAX_READAHEAD`). FUSE's `INIT` cannot raise it above the
+    /// kernel's proposal (128 KiB), so once the connection is up it is set as the mount's
+    /// `/sys/class/bdi/<dev>/read_ahead_kb`, which is what `blockdev --setra` is to a disk.
     pub max_readahead: u32,
     /// Largest read or write the kernel sends in one request, bytes (FUSE `max_write`
     /// and the `max_read` mount option; default 128 KiB, 2.6 IDE's `max_sectors`).
@@ -75,6 +77,13 @@ pub struct Settings {
     /// waits. What is in flight stays bounded by the kernel's dirty-page limits for the
     /// mount and by the readers' read-ahead windows.
     pub max_background: u16,
+    /// Reads go to BACKING with `O_DIRECT` where they are whole pages (default on; off:
+    /// through BACKING's own page cache). With it, the data is not cached twice — in the
+    /// mount's page cache and in BACKING's — a read the mount's cache misses really reads
+    /// BACKING's disk, and the daemon does not copy it out of BACKING's cache (the copy
+    /// that, beside the answer's own copy into the kernel, limited sequential reads).
+    /// Writes always go through BACKING's page cache (they need not be aligned).
+    pub backing_direct: bool,
 }
 
 impl Settings {
@@ -91,6 +100,7 @@ impl Settings {
             writeback_cache: true,
             direct_io: true,
             max_background: u16::MAX,
+            backing_direct: true,
         }
     }
 }
@@ -176,7 +186,21 @@ pub fn mount(backing: &Path, mountpoint: &Path, settings: Settings, notices: Not
     ];
     let session = fuser::spawn_mount(fs, &mountpoint, &config)
         .map_err(|e| format!("cannot mount {} at {}: {e}", backing.display(), mountpoint.display()))?;
-    Ok(Mounted { session: Some(session), target, counters, backing, mountpoint, start: Instant::now() })
+    let m = Mounted { session: Some(session), target, counters, backing, mountpoint, start: Instant::now() };
+    // A stat waits for the kernel's INIT exchange, which would lower a read-ahead set
+    // before it; then the window is the mount's own sysfs setting.
+    let ra = (|| -> Result<(), String> {
+        std::fs::metadata(&m.mountpoint).map_err(|e| e.to_string())?;
+        let dev = mountpoint::find(&m.mountpoint)?.dev;
+        let knob = format!("/sys/class/bdi/{dev}/read_ahead_kb");
+        std::fs::write(&knob, format!("{}\n", settings.max_readahead / 1024)).map_err(|e| format!("{knob}: {e}"))
+    })();
+    if let Err(e) = ra {
+        let _ = m.unmount();
+        let _ = m.finish();
+        return Err(format!("cannot set the mount's read-ahead: {e}"));
+    }
+    Ok(m)
 }
 
 impl Mounted {

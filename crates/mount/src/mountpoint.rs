@@ -21,6 +21,9 @@ pub struct MountEntry {
     pub path: PathBuf,
     pub fstype: String,
     pub source: String,
+    /// The file system's device, `major:minor` (a FUSE mount's backing-device-info in
+    /// `/sys/class/bdi/` has this name).
+    pub dev: String,
 }
 
 impl MountEntry {
@@ -86,11 +89,17 @@ pub fn parse(text: &str) -> Vec<MountEntry> {
     text.lines()
         .filter_map(|l| {
             let (left, right) = l.split_once(" - ")?;
+            let dev = left.split(' ').nth(2)?.to_string();
             let path = left.split(' ').nth(4)?;
             let mut r = right.split(' ');
             let fstype = r.next()?;
             let source = r.next().unwrap_or("");
-            Some(MountEntry { path: PathBuf::from(unescape(path)), fstype: unescape(fstype), source: unescape(source) })
+            Some(MountEntry {
+                path: PathBuf::from(unescape(path)),
+                fstype: unescape(fstype),
+                source: unescape(source),
+                dev,
+            })
         })
         .collect()
 }
@@ -124,7 +133,12 @@ mod tests {
         let m = parse(t);
         assert_eq!(
             m[0],
-            MountEntry { path: "/mnt/a b".into(), fstype: "fuse.iosched".into(), source: "/srv/x".into() }
+            MountEntry {
+                path: "/mnt/a b".into(),
+                fstype: "fuse.iosched".into(),
+                source: "/srv/x".into(),
+                dev: "98:0".into(),
+            }
         );
         assert_eq!(m[1].fstype, "ext4");
     }
