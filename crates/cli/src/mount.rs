@@ -149,10 +149,17 @@ pub fn mount(a: MountArgs) -> Result<(), String> {
     let mut said_busy = false;
     while m.serving() {
         std::thread::sleep(Duration::from_millis(100));
+        if !m.queue_running() && !stop.swap(true, Ordering::SeqCst) {
+            eprintln!("\niosched: the queue's dispatcher stopped (its I/O engine failed); unmounting");
+        }
         if stop.load(Ordering::SeqCst) && last_try.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
             last_try = Some(Instant::now());
             match m.unmount() {
                 Ok(()) => {}
+                // Without fusermount3 nothing can unmount it: say so and quit.
+                Err(e) if e.starts_with(iosched_mount::NO_FUSERMOUNT) => {
+                    return Err(format!("{e}; the mount point needs `umount {}`", m.mountpoint().display()));
+                }
                 // Busy: keep serving the programs still using it, and try again.
                 Err(e) if !said_busy => {
                     said_busy = true;

@@ -52,8 +52,12 @@ struct Node {
     path: PathBuf,
     kind: FileType,
     map: FileMap,
-    /// A directory's entries in creation order (the order `readdir` gives, as ext2's).
-    children: Vec<(OsString, u64)>,
+    /// A directory's entries in creation order (the order `readdir` gives, as ext2's):
+    /// name, node and the entry's `readdir` cookie, which never changes (so a listing
+    /// resumed after entries were removed skips none).
+    children: Vec<(OsString, u64, u64)>,
+    /// The next entry's cookie (1 and 2 are "." and "..").
+    next_cookie: u64,
     opens: u32,
     /// Unlinked: its blocks are freed when the last open handle closes.
     gone: bool,
@@ -149,25 +153,48 @@ impl State {
         }
         self.next_ino += 1;
         self.by_path.insert(path.clone(), ino);
-        self.nodes.insert(ino, Node { path, kind, map, children: Vec::new(), opens: 0, gone: false });
+        let node = Node { path, kind, map, children: Vec::new(), next_cookie: 3, opens: 0, gone: false };
+        self.nodes.insert(ino, node);
         Ok(ino)
     }
 
-    /// Forget `ino` (unlinked, or replaced by a rename): its blocks go back unless open.
+    /// Forget `ino` (unlinked, replaced by a rename, or gone from BACKING) and, for a
+    /// directory, everything below it: blocks go back unless the file is open.
     fn drop_node(&mut self, ino: u64) {
         let Some(n) = self.nodes.get_mut(&ino) else { return };
-        self.by_path.remove(&n.path);
+        if self.by_path.get(&n.path) == Some(&ino) {
+            self.by_path.remove(&n.path);
+        }
         n.gone = true;
+        let below: Vec<u64> = n.children.drain(..).map(|c| c.1).collect();
         if n.opens == 0 {
             let mut n = self.nodes.remove(&ino).expect("node");
             self.alloc.free(&mut n.map);
+        }
+        for c in below {
+            self.drop_node(c);
         }
     }
 
     fn unlink_child(&mut self, parent: u64, name: &OsStr) {
         if let Some(p) = self.nodes.get_mut(&parent) {
-            p.children.retain(|(n, _)| n != name);
+            p.children.retain(|(n, _, _)| n != name);
         }
+    }
+
+    /// List `ino` as `name` in directory `parent`, after the entries it has.
+    fn add_child(&mut self, parent: u64, name: &OsStr, ino: u64) {
+        if let Some(p) = self.nodes.get_mut(&parent)
+            && !p.children.iter().any(|(n, _, _)| n == name)
+        {
+            p.children.push((name.to_owned(), ino, p.next_cookie));
+            p.next_cookie += 1;
+        }
+    }
+
+    /// An open descriptor of `ino`, if any: the way to reach a file whose name is gone.
+    fn open_file(&self, ino: u64) -> Option<Arc<File>> {
+        self.files.values().find(|f| f.ino == ino).map(|f| Arc::clone(&f.file))
     }
 }
 
@@ -228,11 +255,12 @@ impl Fs {
                 if n.kind == FileType::RegularFile {
                     st.alloc.extend(&mut n.map, m.len()).map_err(|_| Errno::ENOSPC)?;
                 }
+                st.add_child(parent.0, name, i);
                 i
             }
             None => {
                 let i = st.add(rel, kind_of(&m), m.len())?;
-                st.nodes.get_mut(&parent.0).expect("parent").children.push((name.to_owned(), i));
+                st.add_child(parent.0, name, i);
                 i
             }
         };
@@ -328,7 +356,7 @@ fn scan(root: &Path, st: &mut State, ino: u64) -> io::Result<()> {
                 m.len()
             ))
         })?;
-        st.nodes.get_mut(&ino).expect("dir").children.push((name, child));
+        st.add_child(ino, &name, child);
         if kind == FileType::Directory {
             scan(root, st, child)?;
         }
@@ -470,7 +498,7 @@ impl Filesystem for Fs {
         let _ = config.set_max_readahead(s.max_readahead);
         let _ = config.set_max_write(s.max_request);
         let _ = config.set_max_background(s.max_background);
-        let _ = config.set_congestion_threshold(s.max_background.saturating_mul(3) / 4);
+        let _ = config.set_congestion_threshold((u32::from(s.max_background) * 3 / 4) as u16);
         let mut caps = InitFlags::FUSE_ASYNC_DIO;
         if s.writeback_cache {
             caps |= InitFlags::FUSE_WRITEBACK_CACHE;
@@ -491,9 +519,15 @@ impl Filesystem for Fs {
 
     fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
         let st = self.state();
-        let m = match fh.and_then(|h| st.files.get(&h.0)) {
-            Some(f) => f.file.metadata(),
+        let m = match fh.and_then(|h| st.files.get(&h.0)).map(|f| Arc::clone(&f.file)) {
+            Some(f) => f.metadata(),
             None => match st.node(ino) {
+                // A file whose name is gone (unlinked or renamed over while open): its
+                // path may now be another file's.
+                Ok(n) if n.gone => match st.open_file(ino.0) {
+                    Some(f) => f.metadata(),
+                    None => return reply.error(Errno::ENOENT),
+                },
                 Ok(n) => std::fs::symlink_metadata(self.full(&n.path)),
                 Err(e) => return reply.error(e),
             },
@@ -523,20 +557,39 @@ impl Filesystem for Fs {
         reply: ReplyAttr,
     ) {
         let mut st = self.state();
-        let path = match st.node(ino) {
-            Ok(n) => self.full(&n.path),
+        let (path, link, gone) = match st.node(ino) {
+            Ok(n) => (self.full(&n.path), n.kind == FileType::Symlink, n.gone),
             Err(e) => return reply.error(e),
         };
+        // The open file when there is one (for a file whose name is gone, the only way to
+        // it); else the path, never following a symlink out of BACKING.
+        let fd = match fh.and_then(|h| st.files.get(&h.0)).map(|f| Arc::clone(&f.file)) {
+            Some(f) => Some(f),
+            None if gone => match st.open_file(ino.0) {
+                Some(f) => Some(f),
+                None => return reply.error(Errno::ENOENT),
+            },
+            None => None,
+        };
         let r = (|| -> io::Result<()> {
-            if let Some(m) = mode {
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(m & 0o7777))?;
+            // A symlink's own mode means nothing on Linux, and std has no way to set its
+            // times without following it: both are left as they are.
+            if let Some(m) = mode.filter(|_| !link) {
+                let perm = std::fs::Permissions::from_mode(m & 0o7777);
+                match &fd {
+                    Some(f) => f.set_permissions(perm)?,
+                    None => std::fs::set_permissions(&path, perm)?,
+                }
             }
             if uid.is_some() || gid.is_some() {
-                std::os::unix::fs::lchown(&path, uid, gid)?;
+                match &fd {
+                    Some(f) => std::os::unix::fs::fchown(&**f, uid, gid)?,
+                    None => std::os::unix::fs::lchown(&path, uid, gid)?,
+                }
             }
             if let Some(len) = size {
-                let f = match fh.and_then(|h| st.files.get(&h.0)) {
-                    Some(f) => Arc::clone(&f.file),
+                let f = match &fd {
+                    Some(f) => Arc::clone(f),
                     None => Arc::new(OpenOptions::new().write(true).open(&path)?),
                 };
                 f.set_len(len)?;
@@ -546,7 +599,7 @@ impl Filesystem for Fs {
                 st.alloc.truncate(&mut n.map, len);
                 st.alloc.extend(&mut n.map, len).map_err(|_| io::Error::from_raw_os_error(libc::ENOSPC))?;
             }
-            if atime.is_some() || mtime.is_some() {
+            if (atime.is_some() || mtime.is_some()) && !link {
                 let to = |t: TimeOrNow| match t {
                     TimeOrNow::SpecificTime(t) => t,
                     TimeOrNow::Now => SystemTime::now(),
@@ -558,11 +611,18 @@ impl Filesystem for Fs {
                 if let Some(m) = mtime {
                     times = times.set_modified(to(m));
                 }
-                File::open(&path)?.set_times(times)?;
+                match &fd {
+                    Some(f) => f.set_times(times)?,
+                    None => File::open(&path)?.set_times(times)?,
+                }
             }
             Ok(())
         })();
-        match r.and_then(|_| std::fs::symlink_metadata(&path)) {
+        let m = r.and_then(|_| match &fd {
+            Some(f) => f.metadata(),
+            None => std::fs::symlink_metadata(&path),
+        });
+        match m {
             Ok(m) => reply.attr(&TTL, &attr(ino.0, &m)),
             Err(e) => reply.error(errno(&e)),
         }
@@ -680,7 +740,9 @@ impl Filesystem for Fs {
         st.unlink_child(parent.0, name);
         if let Some(ino) = st.by_path.remove(&from) {
             // The node and everything below it move to the new path.
-            let moved: Vec<u64> = st.nodes.iter().filter(|(_, n)| n.path.starts_with(&from)).map(|(i, _)| *i).collect();
+            // (Not the unlinked ones still open below it: their names are gone.)
+            let moved: Vec<u64> =
+                st.nodes.iter().filter(|(_, n)| !n.gone && n.path.starts_with(&from)).map(|(i, _)| *i).collect();
             for i in moved {
                 let n = st.nodes.get_mut(&i).expect("node");
                 st.by_path.remove(&n.path);
@@ -688,9 +750,7 @@ impl Filesystem for Fs {
                 n.path = if rest.as_os_str().is_empty() { to.clone() } else { to.join(rest) };
                 st.by_path.insert(n.path.clone(), i);
             }
-            if let Some(p) = st.nodes.get_mut(&newparent.0) {
-                p.children.push((newname.to_owned(), ino));
-            }
+            st.add_child(newparent.0, newname, ino);
         }
         reply.ok()
     }
@@ -837,14 +897,15 @@ impl Filesystem for Fs {
             }
         }
         let n = &st.nodes[&ino.0];
-        let mut entries: Vec<(u64, FileType, &OsStr)> =
-            vec![(ino.0, FileType::Directory, OsStr::new(".")), (parent, FileType::Directory, OsStr::new(".."))];
-        for (name, i) in &n.children {
+        let mut entries: Vec<(u64, u64, FileType, &OsStr)> =
+            vec![(ino.0, 1, FileType::Directory, OsStr::new(".")), (parent, 2, FileType::Directory, OsStr::new(".."))];
+        for (name, i, cookie) in &n.children {
             let kind = st.nodes.get(i).map_or(FileType::RegularFile, |c| c.kind);
-            entries.push((*i, kind, name));
+            entries.push((*i, *cookie, kind, name));
         }
-        for (k, (i, kind, name)) in entries.into_iter().enumerate().skip(offset as usize) {
-            if reply.add(INodeNo(i), k as u64 + 1, kind, name) {
+        // Resume after the entry whose cookie the kernel gave back.
+        for (i, cookie, kind, name) in entries.into_iter().filter(|e| e.1 > offset) {
+            if reply.add(INodeNo(i), cookie, kind, name) {
                 break;
             }
         }
@@ -887,7 +948,18 @@ impl Filesystem for Fs {
         if flags & libc::O_TRUNC != 0 {
             o.truncate(true);
         }
-        let r = o.open(&full).and_then(|f| f.metadata().map(|m| (f, m)));
+        let existed = std::fs::symlink_metadata(&full).is_ok();
+        // open(2) applies the daemon's own umask on top of the caller's: set the mode the
+        // caller asked for on a file this call created.
+        let r = o
+            .open(&full)
+            .and_then(|f| {
+                if !existed {
+                    f.set_permissions(std::fs::Permissions::from_mode(mode & !umask & 0o7777))?;
+                }
+                Ok(f)
+            })
+            .and_then(|f| f.metadata().map(|m| (f, m)));
         match r {
             Ok((file, m)) => match self.entry(&mut st, parent, name) {
                 Ok((ino, _)) => {
@@ -940,12 +1012,16 @@ impl Fs {
     }
 
     /// `FOPEN_DIRECT_IO` for an `O_DIRECT` caller when passthrough is on: each of its
-    /// reads and writes reaches us as it made it, past the page cache.
+    /// reads and writes reaches us as it made it, past the page cache. Every other open
+    /// gets `FOPEN_KEEP_CACHE`: FUSE would otherwise drop a file's cached pages at each
+    /// open, where a local file system keeps them (a file written and then read, or read
+    /// twice, would go to the disk again). BACKING changed behind the mount's back may
+    /// then be read stale from the cache.
     fn fopen_flags(&self, flags: i32) -> FopenFlags {
         if self.settings.direct_io && flags & libc::O_DIRECT != 0 {
             FopenFlags::FOPEN_DIRECT_IO
         } else {
-            FopenFlags::empty()
+            FopenFlags::FOPEN_KEEP_CACHE
         }
     }
 
@@ -967,15 +1043,15 @@ impl Fs {
         let mut names: Vec<OsString> =
             std::fs::read_dir(self.full(rel))?.map(|e| e.map(|e| e.file_name())).collect::<io::Result<_>>()?;
         names.sort();
-        let known: Vec<(OsString, u64)> = st.nodes[&ino.0].children.clone();
-        for (name, i) in &known {
+        let known: Vec<(OsString, u64, u64)> = st.nodes[&ino.0].children.clone();
+        for (name, i, _) in &known {
             if names.binary_search(name).is_err() {
                 st.drop_node(*i);
                 st.unlink_child(ino.0, name);
             }
         }
         for name in names {
-            if !known.iter().any(|(n, _)| *n == name) {
+            if !known.iter().any(|(n, _, _)| *n == name) {
                 self.entry(st, ino, &name).map_err(|e| io::Error::from_raw_os_error(i32::from(e)))?;
             }
         }

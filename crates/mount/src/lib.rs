@@ -172,7 +172,10 @@ pub fn mount(backing: &Path, mountpoint: &Path, settings: Settings, notices: Not
     opts.record = settings.record;
     opts.backend = settings.backend;
     opts.seed = settings.seed;
-    opts.notices = notices;
+    opts.notices = notices.clone();
+    if let Err(e) = iosched_rt::raise_fd_limit() {
+        notices.say(&format!("cannot raise the open-file limit: {e}"));
+    }
     let target =
         Arc::new(Target::open_store(&backing, capacity, opts).map_err(|e| format!("{}: {e}", backing.display()))?);
     let counters = Arc::new(Counters::default());
@@ -187,18 +190,20 @@ pub fn mount(backing: &Path, mountpoint: &Path, settings: Settings, notices: Not
     let session = fuser::spawn_mount(fs, &mountpoint, &config)
         .map_err(|e| format!("cannot mount {} at {}: {e}", backing.display(), mountpoint.display()))?;
     let m = Mounted { session: Some(session), target, counters, backing, mountpoint, start: Instant::now() };
-    // A stat waits for the kernel's INIT exchange, which would lower a read-ahead set
-    // before it; then the window is the mount's own sysfs setting.
-    let ra = (|| -> Result<(), String> {
-        std::fs::metadata(&m.mountpoint).map_err(|e| e.to_string())?;
-        let dev = mountpoint::find(&m.mountpoint)?.dev;
-        let knob = format!("/sys/class/bdi/{dev}/read_ahead_kb");
-        std::fs::write(&knob, format!("{}\n", settings.max_readahead / 1024)).map_err(|e| format!("{knob}: {e}"))
-    })();
-    if let Err(e) = ra {
-        let _ = m.unmount();
-        let _ = m.finish();
-        return Err(format!("cannot set the mount's read-ahead: {e}"));
+    // FUSE's INIT already set a window up to the kernel's 128 KiB; a larger one is the
+    // mount's sysfs setting, written once INIT is done (a stat waits for it; INIT would
+    // lower a window set before it). If it cannot be written the mount still works, with
+    // the smaller window, and says so.
+    if settings.max_readahead > 128 << 10 {
+        let ra = (|| -> Result<(), String> {
+            std::fs::metadata(&m.mountpoint).map_err(|e| e.to_string())?;
+            let dev = mountpoint::find(&m.mountpoint)?.dev;
+            let knob = format!("/sys/class/bdi/{dev}/read_ahead_kb");
+            std::fs::write(&knob, format!("{}\n", settings.max_readahead / 1024)).map_err(|e| format!("{knob}: {e}"))
+        })();
+        if let Err(e) = ra {
+            notices.say(&format!("the mount's read-ahead stays at 128 KiB: {e}"));
+        }
     }
     Ok(m)
 }
@@ -221,6 +226,12 @@ impl Mounted {
     /// `iosched umount` / `fusermount3 -u` from elsewhere).
     pub fn serving(&self) -> bool {
         self.session.as_ref().is_some_and(|s| !s.guard.is_finished())
+    }
+
+    /// The queue's dispatcher still runs. If it stopped (its I/O engine failed), every
+    /// read, write and fsync fails with EIO: the caller should unmount.
+    pub fn queue_running(&self) -> bool {
+        self.target.running()
     }
 
     /// Ask the kernel to unmount (as `fusermount3 -u` does): the kernel first writes back
@@ -257,6 +268,9 @@ impl Mounted {
     }
 }
 
+/// The start of [`unmount_path`]'s error when `fusermount3` cannot be run at all.
+pub const NO_FUSERMOUNT: &str = "cannot run fusermount3";
+
 /// Unmount an iosched mount at `mountpoint` (refusing any other kind of mount), through
 /// `fusermount3 -u`.
 pub fn unmount_path(mountpoint: &Path) -> Result<(), String> {
@@ -269,7 +283,7 @@ pub fn unmount_path(mountpoint: &Path) -> Result<(), String> {
         .arg("--")
         .arg(&m.path)
         .output()
-        .map_err(|e| format!("cannot run fusermount3 (Debian package fuse3): {e}"))?;
+        .map_err(|e| format!("{NO_FUSERMOUNT} (Debian package fuse3): {e}"))?;
     if out.status.success() {
         Ok(())
     } else {

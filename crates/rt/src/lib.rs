@@ -47,4 +47,4 @@ pub use runtime::{
     BackendChoice, Completion, DEFAULT_REAL_DEPTH, Handle, Lateness, Notices, Options, Place, Report, Target,
     TargetInfo, VerifyReport,
 };
-pub use sys::{ALIGN, IoBuf, default_sigpipe, fs_space, process_cpu_time};
+pub use sys::{ALIGN, IoBuf, default_sigpipe, fs_space, process_cpu_time, raise_fd_limit};

@@ -76,7 +76,8 @@ impl Notices {
     pub fn to(f: impl Fn(&str) + Send + Sync + 'static) -> Notices {
         Notices(Some(Arc::new(f)))
     }
-    pub(crate) fn say(&self, msg: &str) {
+    /// Say `msg` (nothing if no handler was given).
+    pub fn say(&self, msg: &str) {
         if let Some(f) = &self.0 {
             f(msg)
         }
@@ -504,6 +505,12 @@ impl Target {
         &self.info
     }
 
+    /// The dispatcher still runs (false once it stopped: after `close`, or if its I/O
+    /// engine failed, when every submission fails with [`IoError::Stopped`]).
+    pub fn running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
     /// A handle with a fresh owner and the default I/O priority.
     pub fn handle(&self) -> Handle {
         let o = self.shared.next_owner.fetch_add(1, Ordering::Relaxed);
@@ -816,9 +823,12 @@ struct Unit {
     rq: Request,
     buf: Option<Buf>,
     reply: Reply,
-    /// A store target's unit: where its data goes, and the bytes its operation moved.
+    /// A store target's unit: where its data goes, the bytes its operation moved, and its
+    /// own status (units merged into one request may belong to different files, and one's
+    /// failure is not the others').
     place: Option<Place>,
     moved: Option<u32>,
+    status: Option<Status>,
     /// `--verify`: per block, the lowest generation a read may see.
     floor: Vec<Option<u32>>,
 }
@@ -988,7 +998,8 @@ impl Dispatcher {
                 if s.unplug {
                     self.ready.push_back(Input::Unplug);
                 }
-                let unit = Unit { rq: s.rq, buf: s.buf, reply: s.reply, floor, place: s.place, moved: None };
+                let unit =
+                    Unit { rq: s.rq, buf: s.buf, reply: s.reply, floor, place: s.place, moved: None, status: None };
                 self.units.insert(s.rq.id, unit);
             }
             Msg::Unplug => self.ready.push_back(Input::Unplug),
@@ -1062,6 +1073,7 @@ impl Dispatcher {
             Status::Ok
         };
         u.moved = Some(d.res.max(0) as u32);
+        u.status = Some(status);
         let is = self.issued.get_mut(&id).expect("request of an issued unit");
         is.parts -= 1;
         if is.real.is_none_or(|s| s == Status::Ok) {
@@ -1106,7 +1118,9 @@ impl Dispatcher {
     fn deliver(&mut self, id: ReqId, request: ReqId, status: Status) {
         let Some(mut u) = self.units.remove(&id) else { panic!("completion of unknown unit {id} (request {request})") };
         let offset = u.rq.sector * 512;
-        // A store unit moved what its operation moved; any other, its whole length.
+        // A store unit moved what its operation moved, with its own status; any other, its
+        // whole length, with its request's.
+        let status = u.status.unwrap_or(status);
         let len = u.moved.unwrap_or(u.rq.len_sectors * 512);
         let mut result: IoResult = match status {
             Status::Ok => Ok(len),

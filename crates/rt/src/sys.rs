@@ -825,6 +825,25 @@ pub fn process_cpu_time() -> Duration {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
+/// Raise this process's soft limit of open files to its hard limit and return the new
+/// limit: a server that holds descriptors for its clients' open files (`iosched mount`,
+/// two per open file) would otherwise meet the usual soft limit of 1024.
+pub fn raise_fd_limit() -> io::Result<u64> {
+    let mut r = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit read and fill the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if r.rlim_cur < r.rlim_max {
+        r.rlim_cur = r.rlim_max;
+        // SAFETY: as above.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(r.rlim_cur)
+}
+
 /// Let a closed output pipe end the process quietly, as it ends C tools (`iosched … | head`).
 /// Rust programs start with SIGPIPE ignored, which turns every later write to the pipe
 /// into an error or, from `println!`, a panic.

@@ -94,6 +94,11 @@ fn main() {
             mount::sigterm_unmounts_after_writeback_and_waits_for_open_files,
         ),
         trial(
+            "mount::unlinked_renamed_and_listed_files_behave_as_on_a_local_file_system",
+            &[Need::Fuse],
+            mount::unlinked_renamed_and_listed_files_behave_as_on_a_local_file_system,
+        ),
+        trial(
             "mount::the_seed_experiment_keeps_its_shape_on_a_small_tree",
             &[Need::Fuse],
             mount::the_seed_experiment_keeps_its_shape_on_a_small_tree,

@@ -375,3 +375,32 @@ pub fn sigterm_unmounts_after_writeback_and_waits_for_open_files() {
     assert_eq!(doc["report"]["written_bytes"].as_u64(), Some(data.len() as u64), "{doc}");
     assert!(doc["report"]["queue"]["dispatched"].as_u64().unwrap() > 0);
 }
+
+/// Name changes behave as on a local file system: an unlinked file still open is stat'ed
+/// through its descriptor; renaming the directory it was in, then reusing its old name,
+/// leaves both apart; a listing resumed while its entries are being unlinked skips none.
+pub fn unlinked_renamed_and_listed_files_behave_as_on_a_local_file_system() {
+    let t = TempDir::new("mount-names");
+    let backing = t.join("backing");
+    std::fs::create_dir_all(&backing).unwrap();
+    let m = Mount::start(&t, &backing, &["--sched", "noop"]);
+    let sh = |script: &str| {
+        let o = Command::new("sh").arg("-c").arg(script).current_dir(&m.mnt).output().unwrap();
+        assert!(o.status.success(), "{script}: {}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // fstat of an open, unlinked file (stat through /proc/self/fd follows the descriptor).
+    assert_eq!(sh("echo hello > f; exec 3<f; rm f; stat -L -c %s /proc/self/fd/3").trim(), "6");
+    // An unlinked open file in a renamed directory keeps out of the new file's way.
+    assert_eq!(sh("mkdir d; echo old > d/x; exec 3<d/x; rm d/x; mv d e; exec 3<&-; echo new > e/x; cat e/x"), "new\n");
+    assert_eq!(sh("ls e"), "x\n");
+    // 3,000 entries unlinked while being listed: readdir resumes by cookie, not position.
+    sh("mkdir big && cd big && i=0; while [ $i -lt 3000 ]; do : > f$i; i=$((i+1)); done");
+    let py = "import os\nn = 0\nfor e in os.scandir('big'):\n    os.unlink(e.path)\n    n += 1\nprint(n)\n";
+    assert_eq!(sh(&format!("python3 -c \"{py}\"")).trim(), "3000");
+    sh("rmdir big");
+    m.stop();
+    let mut names: Vec<_> = std::fs::read_dir(&backing).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, ["e"]);
+}
