@@ -38,15 +38,17 @@ pub struct MountArgs {
     /// The kernel's read-ahead window for the mount (its bdi's read_ahead_kb), from 4k to 16M.
     #[arg(long, value_name = "BYTES", default_value = "128k")]
     readahead: String,
-    /// Largest read or write the kernel sends at once (FUSE max_write and max_read).
+    /// Largest read or write the kernel sends at once (FUSE max_write and max_read), from
+    /// 4k to 1M.
     #[arg(long, value_name = "BYTES", default_value = "128k")]
     max_request: String,
     /// Write-through: every write(2) waits for its request, instead of the page cache
     /// writing back later (FUSE writeback caching, on by default).
     #[arg(long)]
     no_writeback_cache: bool,
-    /// Send O_DIRECT callers' I/O through the mount's page cache too, instead of straight
-    /// to the queue as they made it.
+    /// Do not give O_DIRECT opens FUSE's direct_io: the kernel's FUSE client then handles
+    /// O_DIRECT itself (keeping the page cache coherent, splitting requests its own way)
+    /// instead of passing each read and write to the queue as the caller made it.
     #[arg(long)]
     no_direct_io: bool,
     /// Requests the kernel keeps in flight on nobody's wait (read-ahead and writeback
