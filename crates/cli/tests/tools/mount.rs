@@ -69,6 +69,19 @@ impl Mount {
     }
 }
 
+/// A test that failed half-way leaves no daemon serving and nothing mounted.
+impl Drop for Mount {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+        if mounted(&self.mnt) {
+            let _ = Command::new("fusermount3").arg("-u").arg(&self.mnt).status();
+        }
+    }
+}
+
 fn run(cmd: &mut Command) {
     let o = cmd.output().unwrap();
     assert!(o.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
