@@ -22,7 +22,9 @@
 //! - **Limits**: `size` (or `io_size`) × `loops` bytes, or `runtime` (with `time_based`,
 //!   passes repeat until it); `ramp_time` runs before the measured time; `startdelay`,
 //!   `thinktime` (`thinktime_spin` of CPU, the rest asleep, every `thinktime_blocks`),
-//!   `rate` / `rate_iops` (linear: each I/O no earlier than its share of the budget).
+//!   `rate` / `rate_iops` (linear: each I/O no earlier than its share of the budget;
+//!   `rate_process=poisson`: each I/O no earlier than the sum of exponential gaps of mean
+//!   one block's time, as fio's `usec_for_io`).
 //! - **Syncs**: `fsync=N` / `fdatasync=N` after every N writes, `end_fsync`,
 //!   `fsync_on_close`.
 //! - **Priority**: `prioclass` / `prio` as the job's I/O priority.
@@ -42,7 +44,7 @@ use iosched_benchmarks::fio::report::{DirStats, JobResult, Report, Sample};
 use iosched_benchmarks::fio::stream::{JobStream, Region};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::trace::Trace;
-use iosched_core::{Duration, Instant, IoPrio};
+use iosched_core::{Duration, Instant, IoPrio, Rng};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::Shared;
 use iosched_sim::{FileId, Outcome, ProgCtx, Program, SysOp, TaskId};
@@ -165,10 +167,34 @@ fn check(j: &Job) -> Result<(), Error> {
     if j.size.is_none() && j.filesize.is_none() {
         return bad("no size: fio needs size= or filesize= for a file it creates");
     }
-    if j.rate_process == RateProcess::Poisson && (j.rate != [0; 3] || j.rate_iops != [0; 3]) {
-        return bad("rate_process=poisson is not modelled yet");
+    if j.rate_process == RateProcess::Poisson {
+        for d in 0..2 {
+            if (j.rate[d] > 0 || j.rate_iops[d] > 0) && poisson_iops(j, d) == 0 {
+                return bad("rate_process=poisson with a rate under one block per second (fio divides by zero)");
+            }
+        }
     }
     Ok(())
+}
+
+/// The smallest block of direction `d` (0 read, 1 write): fio's `min_bs[ddir]`.
+fn min_bs_of(j: &Job, d: usize) -> u64 {
+    let mut m = j.bs[d];
+    if let Some(r) = &j.bsrange {
+        m = m.min(r[d].0);
+    }
+    if let Some(s) = &j.bssplit {
+        m = m.min(s[d].iter().map(|x| x.0).min().unwrap_or(m));
+    }
+    m.max(1)
+}
+
+/// `rate_process=poisson`'s mean I/Os per second in direction `d`: fio's `rate_bps / min_bs`
+/// (`rate_iops` is turned into `rate_bps` at one minimal block per I/O); 0 without a rate.
+fn poisson_iops(j: &Job, d: usize) -> u64 {
+    let bs = min_bs_of(j, d);
+    let bps = if j.rate[d] > 0 { j.rate[d] } else { j.rate_iops[d] * bs };
+    bps / bs
 }
 
 /// One file of a job: where its I/O region is.
@@ -282,6 +308,9 @@ struct Worker {
     think_sleep: Option<Duration>,
     /// The I/O chosen but held back by the rate limit.
     held: Option<(bool, usize, u64, u64)>,
+    /// `rate_process=poisson`, per direction: the gaps' generator and when the next I/O
+    /// may go, since the job started (fio's `poisson_state` and `last_usec`).
+    poisson: Option<[(Rng, Duration); 2]>,
     /// `read_iolog`: the log and the next entry to replay.
     replay: Option<(Arc<Iolog>, usize)>,
     /// When the last I/O was issued (a log's delays count from it).
@@ -343,6 +372,10 @@ impl Worker {
             think_due: 0,
             think_sleep: None,
             held: None,
+            poisson: (job.rate_process == RateProcess::Poisson).then(|| {
+                let seed = machine_seed ^ thread_number.rotate_left(32);
+                [(Rng::derive(seed, 0x9015_0000), Duration::ZERO), (Rng::derive(seed, 0x9015_0001), Duration::ZERO)]
+            }),
             replay: job.iolog.clone().map(|l| (l, 0)),
             last_issue: Instant::ZERO,
             reaped_at: None,
@@ -492,11 +525,15 @@ impl Worker {
         }
     }
 
-    /// When the rate limit lets the next I/O go (linear: its share of the budget).
+    /// When the rate limit lets the next I/O go (linear: its share of the budget;
+    /// Poisson: the sum of the gaps drawn so far).
     fn rate_wait(&self, now: Instant, write: bool) -> Option<Duration> {
         let d = write as usize;
         let elapsed = now.saturating_duration_since(self.t0);
-        let allowed = if self.job.rate[d] > 0 {
+        let limited = self.job.rate[d] > 0 || self.job.rate_iops[d] > 0;
+        let allowed = if let (Some(p), true) = (&self.poisson, limited) {
+            p[d].1
+        } else if self.job.rate[d] > 0 {
             let done = self.stats[d].io_bytes + self.inflight.iter().filter(|i| i.0 == write).map(|i| i.1).sum::<u64>();
             Duration::from_secs_f64(done as f64 / self.job.rate[d] as f64)
         } else if self.job.rate_iops[d] > 0 {
@@ -505,6 +542,22 @@ impl Worker {
             return None;
         };
         (allowed > elapsed).then(|| allowed - elapsed)
+    }
+
+    /// `rate_process=poisson`: the next I/O of this direction may go one exponential gap
+    /// later, of mean one I/O's time — fio's `usec_for_io`: whole microseconds per I/O
+    /// (`1000000 / iops`, an integer) times `-ln(U)`, truncated to microseconds.
+    fn draw_poisson_gap(&mut self, write: bool) {
+        let d = write as usize;
+        if self.job.rate[d] == 0 && self.job.rate_iops[d] == 0 {
+            return;
+        }
+        let per_io_us = 1_000_000 / poisson_iops(&self.job, d);
+        let Some(p) = &mut self.poisson else { return };
+        // U in (0, 1]: -ln(U) is finite.
+        let u = 1.0 - p[d].0.unit();
+        let gap_us = (per_io_us as f64 * -u.ln()) as u64;
+        p[d].1 += Duration::from_micros(gap_us);
     }
 
     fn finish(&mut self, now: Instant) {
@@ -624,6 +677,7 @@ impl Program for Worker {
                         if write {
                             self.writes_since_sync += 1;
                         }
+                        self.draw_poisson_gap(write);
                         return self.issue(now, write, fi, offset, len);
                     }
                     if !self.inflight.is_empty() {

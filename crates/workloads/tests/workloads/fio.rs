@@ -215,3 +215,48 @@ fn msr_and_blkparse_traces_replay_on_their_timestamps() {
         assert!(fast[2] < 100_000, "{name}: no stall, yet {fast:?}");
     }
 }
+
+/// `rate_process=poisson`: the I/Os go at the asked mean rate with exponential gaps (their
+/// coefficient of variation near 1), where the default linear process spaces them evenly;
+/// the same seed gives the same times; a rate under one block per second is refused.
+#[test]
+fn poisson_rate_draws_exponential_gaps_at_the_mean_rate() {
+    let m = machine();
+    let gaps = |process: &str| {
+        let args = [
+            "--name=p",
+            "--rw=read",
+            "--bs=4k",
+            "--size=4M",
+            "--direct=1",
+            "--rate_iops=200",
+            &format!("--rate_process={process}"),
+            "--write_iolog=x",
+        ];
+        let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: false };
+        let r = run(&spec("noop"), &cfg).unwrap();
+        let t: Vec<u64> = io_lines(&r.iologs[0].1).iter().map(|x| x.0).collect();
+        assert_eq!(t.len(), 1024);
+        let g: Vec<f64> = t.windows(2).map(|w| (w[1] - w[0]) as f64).collect();
+        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        let sd = (g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64).sqrt();
+        (t, mean, sd / mean)
+    };
+    let (t1, mean, cv) = gaps("poisson");
+    assert!((mean - 5000.0).abs() < 500.0, "mean gap {mean} µs at 200 IOPS");
+    assert!((0.8..1.2).contains(&cv), "poisson gaps' coefficient of variation {cv}");
+    assert_eq!(gaps("poisson").0, t1, "the same seed, the same times");
+    let (_, lmean, lcv) = gaps("linear");
+    assert!((lmean - 5000.0).abs() < 500.0 && lcv < 0.2, "linear: mean {lmean} µs, cv {lcv}");
+    let read = |p: &std::path::Path, limit: u64| iosched_disk::input::read_text(p, limit);
+    let env = |_: &str| None;
+    let ctx = Context { pagesize: 4096, mb_memory: 1024, ncpus: 1, env: &env, read: &read };
+    let args: Vec<String> = ["--name=p", "--rw=read", "--size=1M", "--rate=100", "--rate_process=poisson"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let jobs = fio::load(&[], &args, &ctx).unwrap();
+    let cfg = FioConfig { jobs, machine: m.clone(), record_trace: false };
+    let e = run(&spec("noop"), &cfg).unwrap_err().to_string();
+    assert!(e.contains("under one block per second"), "{e}");
+}
