@@ -57,26 +57,7 @@ umount_retry() {
     return 1
 }
 
-# start_mount SCHED [options…]: a fresh BACKING and mount point; the daemon's pid in $daemon.
-start_mount() {
-    rm -rf "$work/backing" "$work/mnt"
-    mkdir -p "$work/backing" "$work/mnt"
-    "$bin" mount "$work/backing" "$work/mnt" --sched "$@" >"$work/mount.out" 2>"$work/mount.err" &
-    daemon=$!
-    for _ in $(seq 100); do
-        grep -q " $work/mnt " /proc/self/mountinfo && return 0
-        sleep 0.1
-    done
-    cat "$work/mount.err" >&2
-    exit 1
-}
-stop_mount() {
-    umount_retry "$work/mnt"
-    wait "$daemon"
-    daemon=""
-}
-# stop_mount_keep / mount_again SCHED [options…]: the same BACKING, unmounted and mounted anew.
-stop_mount_keep() { stop_mount; }
+# mount_again SCHED [options…]: mount BACKING at the mount point; the daemon's pid in $daemon.
 mount_again() {
     "$bin" mount "$work/backing" "$work/mnt" --sched "$@" >"$work/mount.out" 2>"$work/mount.err" &
     daemon=$!
@@ -86,6 +67,17 @@ mount_again() {
     done
     cat "$work/mount.err" >&2
     exit 1
+}
+# start_mount SCHED [options…]: the same on a fresh, empty BACKING and mount point.
+start_mount() {
+    rm -rf "$work/backing" "$work/mnt"
+    mkdir -p "$work/backing" "$work/mnt"
+    mount_again "$@"
+}
+stop_mount() {
+    umount_retry "$work/mnt"
+    wait "$daemon"
+    daemon=""
 }
 now() { date +%s.%N; }
 elapsed() { echo "$(now) - $1" | bc; }
@@ -167,7 +159,7 @@ if want overhead; then
         dr+=("$(rand "$work/backing/rand")")
         mr+=("$(rand "$work/mnt/rand")")
     done
-    stop_mount_keep
+    stop_mount
     # The same, with the mount's read-ahead as large as BACKING's disk has and FUSE's
     # largest requests, so that the two read ahead alike.
     backing_ra=$(cat "/sys/class/bdi/$(mountpoint -d "$(df --output=target "$work" | tail -1)")/read_ahead_kb")

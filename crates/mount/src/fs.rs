@@ -659,39 +659,11 @@ impl Filesystem for Fs {
     }
 
     fn unlink(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let mut st = self.state();
-        let rel = match self.child_path(&st, parent, name) {
-            Ok(p) => p,
-            Err(e) => return reply.error(e),
-        };
-        match std::fs::remove_file(self.full(&rel)) {
-            Ok(()) => {
-                if let Some(&ino) = st.by_path.get(&rel) {
-                    st.drop_node(ino);
-                }
-                st.unlink_child(parent.0, name);
-                reply.ok()
-            }
-            Err(e) => reply.error(errno(&e)),
-        }
+        self.remove(parent, name, |p| std::fs::remove_file(p), reply)
     }
 
     fn rmdir(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEmpty) {
-        let mut st = self.state();
-        let rel = match self.child_path(&st, parent, name) {
-            Ok(p) => p,
-            Err(e) => return reply.error(e),
-        };
-        match std::fs::remove_dir(self.full(&rel)) {
-            Ok(()) => {
-                if let Some(&ino) = st.by_path.get(&rel) {
-                    st.drop_node(ino);
-                }
-                st.unlink_child(parent.0, name);
-                reply.ok()
-            }
-            Err(e) => reply.error(errno(&e)),
-        }
+        self.remove(parent, name, |p| std::fs::remove_dir(p), reply)
     }
 
     fn symlink(&self, _req: &Request, parent: INodeNo, link_name: &OsStr, target: &Path, reply: ReplyEntry) {
@@ -1035,6 +1007,25 @@ impl Fs {
             n.opens += 1;
         }
         fh
+    }
+
+    /// `unlink` and `rmdir`: remove `name` from BACKING with `remove`, then forget it.
+    fn remove(&self, parent: INodeNo, name: &OsStr, remove: fn(&Path) -> io::Result<()>, reply: ReplyEmpty) {
+        let mut st = self.state();
+        let rel = match self.child_path(&st, parent, name) {
+            Ok(p) => p,
+            Err(e) => return reply.error(e),
+        };
+        match remove(&self.full(&rel)) {
+            Ok(()) => {
+                if let Some(&ino) = st.by_path.get(&rel) {
+                    st.drop_node(ino);
+                }
+                st.unlink_child(parent.0, name);
+                reply.ok()
+            }
+            Err(e) => reply.error(errno(&e)),
+        }
     }
 
     /// Bring a directory's children in line with BACKING: new names are added (sorted,

@@ -202,6 +202,16 @@ pub(crate) enum IoKind {
 /// runtime's CPU in profiles, mostly for these).
 pub(crate) type Bufs = smallvec::SmallVec<[Buf; 1]>;
 
+/// The iovec array of an operation's buffers (pointing into their heap memory).
+fn iovecs(bufs: &Bufs) -> Vec<libc::iovec> {
+    bufs.iter()
+        .map(|b| {
+            let (p, n) = b.raw();
+            libc::iovec { iov_base: p.cast(), iov_len: n }
+        })
+        .collect()
+}
+
 /// One operation handed to a backend: the buffers are contiguous in the file from
 /// `offset` on, in order. The file is the target's own unless `file` names another (a
 /// store target's units each name the file their data lives in); the backend holds that
@@ -471,14 +481,7 @@ impl Backend for Uring {
                         opcode::Write::new(fd, p, n as u32).offset(io.offset).build()
                     }
                     (kind, _) => {
-                        iov = io
-                            .bufs
-                            .iter()
-                            .map(|b| {
-                                let (p, n) = b.raw();
-                                libc::iovec { iov_base: p.cast(), iov_len: n }
-                            })
-                            .collect();
+                        iov = iovecs(&io.bufs);
                         if kind == IoKind::Read {
                             opcode::Readv::new(fd, iov.as_ptr(), iov.len() as u32).offset(io.offset).build()
                         } else {
@@ -663,14 +666,7 @@ impl Pool {
 
 /// One blocking operation; returns bytes or a negative errno.
 fn blocking_io(fd: RawFd, io: &mut Issue) -> i64 {
-    let iov: Vec<libc::iovec> = io
-        .bufs
-        .iter()
-        .map(|b| {
-            let (p, n) = b.raw();
-            libc::iovec { iov_base: p.cast(), iov_len: n }
-        })
-        .collect();
+    let iov = iovecs(&io.bufs);
     loop {
         // SAFETY: the iovecs point into buffers this job owns (or that are lent to it)
         // for the duration of the call.
