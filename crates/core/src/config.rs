@@ -14,10 +14,13 @@ pub struct QueueConfig {
     pub max_sectors: u32,
     /// Requests the device holds at once: 1 = IDE without TCQ, N = tagged queueing.
     pub depth: u32,
-    /// Plug an idle queue until `unplug_thresh` requests or `unplug_delay` pass.
+    /// Plug an idle queue until `unplug_thresh` requests or `unplug_delay` pass
+    /// ([`Unplug::Timer`]), or until a task runs `tq_disk` ([`Unplug::TqDisk`]).
     pub plugging: bool,
     pub unplug_thresh: u32,
     pub unplug_delay: Duration,
+    /// What ends a plug (`unplug`): the 2.5/2.6 threshold and timer, or 2.4's `tq_disk`.
+    pub unplug: Unplug,
     /// Tick rate for the queue's own jiffy arithmetic (allocation batching window).
     pub hz: Hz,
     /// Which kernel's request allocation (`get_request` / freeing) the pool follows.
@@ -58,6 +61,36 @@ pub enum RequestAlloc {
     V2_4,
 }
 
+/// What unplugs a plugged queue (`unplug`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Unplug {
+    /// 2.5.6x and 2.6 (`blk_plug_device`, `blk_unplug_timeout`, `__make_request`): the
+    /// `unplug_thresh`-th queued request or the `unplug_delay` timer ends the plug, as
+    /// does a task about to wait for I/O (`sync_page` → `unplug_fn`).
+    #[default]
+    Timer,
+    /// 2.4 (`drivers/block/ll_rw_blk.c` of 2.4.20/2.4.21, `generic_plug_device`): a queue
+    /// is plugged only when its list is empty, and an IDE queue's list holds the request
+    /// the drive is serving until it completes (`q->head_active`; `end_that_request_last`
+    /// dequeues it), so a queue with a request in flight never plugs and the completion
+    /// interrupt starts the next. A plug has no threshold and no timer: it lasts until
+    /// somebody runs the `tq_disk` task queue — a task waiting on a buffer or page
+    /// (`__wait_on_buffer`, `___wait_on_page` → `block_sync_page`), a task sleeping for a
+    /// request (`__get_request_wait` → `generic_unplug_device`), or kupdated after its
+    /// pass.
+    TqDisk,
+}
+
+/// `unplug` values, in [`Unplug`] order.
+const UNPLUG_NAMES: &[&str] = &["timer", "tq_disk"];
+
+impl Unplug {
+    /// The `unplug` setting's value for this rule.
+    pub fn name(self) -> &'static str {
+        UNPLUG_NAMES[self as usize]
+    }
+}
+
 impl Default for QueueConfig {
     fn default() -> Self {
         QueueConfig {
@@ -67,6 +100,7 @@ impl Default for QueueConfig {
             plugging: true,
             unplug_thresh: 4,
             unplug_delay: Duration::from_millis(3),
+            unplug: Unplug::Timer,
             hz: Hz::default(),
             request_alloc: RequestAlloc::V2_6_20,
             rotational: true,
@@ -103,6 +137,11 @@ pub const QUEUE_TUNABLES: &[Spec] = &[
     Spec::boolean("plugging", "plug an idle queue briefly so requests can gather and merge"),
     Spec::count("unplug_thresh", 1, 1 << 20, "queued requests that unplug a plugged queue"),
     Spec::millis("unplug_delay", 1, 1000, "time after which a plugged queue unplugs itself"),
+    Spec::choice(
+        "unplug",
+        UNPLUG_NAMES,
+        "what ends a plug: timer (2.5/2.6: unplug_thresh requests, unplug_delay, or a waiting task) or tq_disk (2.4: only a task that waits runs tq_disk; a queue with a request in flight never plugs, as IDE keeps it on the list)",
+    ),
     Spec::values("hz", &[100, 250, 300, 1000], "kernel tick rate used for jiffy arithmetic"),
     Spec::choice(
         "request_alloc",
@@ -135,6 +174,7 @@ impl QueueConfig {
             "plugging" => self.plugging as i64,
             "unplug_thresh" => self.unplug_thresh as i64,
             "unplug_delay" => self.unplug_delay.as_millis() as i64,
+            "unplug" => self.unplug as i64,
             "hz" => self.hz.get() as i64,
             "request_alloc" => self.request_alloc as i64,
             "rotational" => self.rotational as i64,
@@ -156,6 +196,7 @@ impl QueueConfig {
             "plugging" => self.plugging = v != 0,
             "unplug_thresh" => self.unplug_thresh = v as u32,
             "unplug_delay" => self.unplug_delay = Duration::from_millis(v as u64),
+            "unplug" => self.unplug = if v == 0 { Unplug::Timer } else { Unplug::TqDisk },
             // (`Spec::values` admits only Hz::ALLOWED.)
             "hz" => self.hz = Hz::new(v as u32),
             "request_alloc" => {

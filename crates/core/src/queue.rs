@@ -6,7 +6,7 @@
 //!   that find no slot told to wait and woken one at a time, in order;
 //! - merging: the one-hit `last_merge` cache, the back-merge hash on request end, the
 //!   policy's front-merge hook, `max_sectors`, and request-request merging;
-//! - plugging (`unplug_thresh`, `unplug_delay`, unplug on demand), as a toggle;
+//! - plugging (`unplug_thresh`, `unplug_delay`, unplug on demand; or 2.4's `tq_disk` rule), as a toggle;
 //! - the dispatch list, the device depth budget and requeue;
 //! - barriers (flush) that drain the policy.
 //!
@@ -23,7 +23,7 @@
 //! `request_fn`: after an unplug, a completion, a policy kick or a barrier — so policies
 //! with side effects in `dispatch` (CFQ arming its idle timer) behave as in the kernel.
 
-use crate::config::{BATCH_REQUESTS, QueueConfig, RequestAlloc};
+use crate::config::{BATCH_REQUESTS, QueueConfig, RequestAlloc, Unplug};
 use crate::dispatch::DispatchList;
 use crate::fastmap::{FastMap, IdMap};
 use crate::request::{Dir, Op, Owner, ReqId, Request, Status};
@@ -408,7 +408,9 @@ impl Queue {
             self.run = true;
             return;
         }
-        if self.cfg.plugging && self.queue_empty() {
+        // 2.4 IDE: the request in flight is still on the list, so the queue is not empty.
+        let head_active = self.cfg.unplug == Unplug::TqDisk && self.in_flight > 0;
+        if self.cfg.plugging && self.queue_empty() && !head_active {
             self.plug(now);
         }
         if rq.op == Op::Discard {
@@ -429,7 +431,7 @@ impl Queue {
         self.after_policy(kicked);
         if !self.cfg.plugging {
             self.run = true;
-        } else if self.plugged {
+        } else if self.plugged && self.cfg.unplug == Unplug::Timer {
             let nrq = self.pool.count[0] + self.pool.count[1] - self.in_flight;
             if nrq >= self.cfg.unplug_thresh {
                 self.unplug(false);
@@ -797,7 +799,10 @@ impl Queue {
     fn plug(&mut self, now: Instant) {
         if !self.plugged {
             self.plugged = true;
-            self.unplug_at = Some(now.saturating_add(self.cfg.unplug_delay));
+            self.unplug_at = match self.cfg.unplug {
+                Unplug::Timer => Some(now.saturating_add(self.cfg.unplug_delay)),
+                Unplug::TqDisk => None,
+            };
             self.events.push_back(Event::Plug);
         }
     }

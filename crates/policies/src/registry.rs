@@ -2,7 +2,7 @@
 //!
 //! A spec is `NAME[:key=value[,key=value]...]`, e.g. `as:antic_expire=0,read_expire=250ms`.
 //! Keys are the policy's tunables (sysfs names) or the queue's (`nr_requests`,
-//! `max_sectors_kb`, `queue_depth`, `plugging`, `unplug_thresh`, `unplug_delay`, `hz`).
+//! `max_sectors_kb`, `queue_depth`, `plugging`, `unplug_thresh`, `unplug_delay`, `unplug`, `hz`).
 //! A list of specs is comma separated; a comma-separated item that contains `=` continues
 //! the previous spec's settings: `deadline,as,as:nr_requests=8192,antic_expire=0`.
 
