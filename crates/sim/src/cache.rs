@@ -51,6 +51,8 @@ pub struct Page {
     pub uptodate: bool,
     pub dirty: bool,
     pub writeback: bool,
+    /// When the page last became dirty (2.4's `b_flushtime` less `age_buffer`).
+    pub dirtied: Instant,
     prev: PageId,
     next: PageId,
     on_lru: bool,
@@ -675,6 +677,7 @@ impl PageCache {
             uptodate,
             dirty: false,
             writeback: false,
+            dirtied: Instant::ZERO,
             prev: NIL,
             next: NIL,
             on_lru: false,
@@ -715,6 +718,9 @@ impl PageCache {
         let (file, index, was) = {
             let pg = &mut self.pages[p as usize];
             let was = pg.dirty;
+            if !pg.dirty {
+                pg.dirtied = now;
+            }
             pg.dirty = true;
             pg.uptodate = true;
             (pg.file, pg.index, was)

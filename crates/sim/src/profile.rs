@@ -68,6 +68,34 @@ pub struct HostProfile {
     /// read in go on in the order they came. 2.5.64's `__lock_page` sleeps like any
     /// other waiter (`prepare_to_wait`, at the head), so they go on newest first.
     pub lock_page_exclusive: bool,
+    /// Who writes dirty pages back, and how writers are throttled.
+    pub writeback: Writeback,
+    /// Whether file I/O reaches the queue one 4 KiB buffer at a time (2.4's buffer heads:
+    /// `block_read_full_page`, `write_some_buffers` and `brw_kiovec` call `submit_bh` per
+    /// block and the elevator merges them) rather than as multi-page bios (2.5/2.6).
+    pub buffer_heads: bool,
+    /// The driver's plug rule on this host (the queue's `unplug` default).
+    pub unplug: iosched_core::Unplug,
+    /// Request slots per direction the driver gives the queue, if not the queue's default
+    /// of 128 (2.4: `queue_nr_requests` = 128 for both directions together).
+    pub nr_requests: Option<u32>,
+}
+
+/// Dirty-page writeback (see `host/page_writeback.rs`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Writeback {
+    /// 2.5.6x/2.6 (`mm/page-writeback.c`, `mm/pdflush.c`): `dirty_background_ratio` and
+    /// `dirty_ratio` of memory, `balance_dirty_pages`, pdflush and `wb_kupdate`.
+    Pdflush,
+    /// 2.4.19 to 2.4.22 (`fs/buffer.c`: `balance_dirty_state`, `bdflush`, `kupdate`), with
+    /// its `bdf_prm` defaults as percentages of `nr_free_buffer_pages()` (the page cache
+    /// and free memory): above `nfract` % dirty a new dirty buffer wakes bdflush, which
+    /// writes the oldest dirty buffers, `NRSYNC` = 32 at a time, until fewer than
+    /// `nfract_stop` % are dirty; above `nfract_sync` % the writer itself writes 32 after
+    /// each buffer it dirties. kupdated wakes every `interval` (the profile's
+    /// `writeback_interval`), writes the buffers dirty for longer than `age_buffer` (the
+    /// profile's `dirty_expire`) and runs `tq_disk`.
+    Bdflush24 { nfract: u32, nfract_sync: u32, nfract_stop: u32 },
 }
 
 /// Page reclaim: who frees pages and when (see `host.rs` `cache_add`, `step_kswapd`).
@@ -121,6 +149,8 @@ pub enum Readahead {
     Linux25,
     /// Linux 2.6.10–2.6.22: current and ahead windows, skipped when the queue is congested.
     Linux26,
+    /// Linux 2.4.20/2.4.21: `generic_file_readahead`'s per-file window (`Ra24`).
+    Linux24,
 }
 
 impl HostProfile {
@@ -150,6 +180,39 @@ impl HostProfile {
             mapped_bytes: 8 << 20,
             ext2_colour: true,
             lock_page_exclusive: false,
+            writeback: Writeback::Pdflush,
+            buffer_heads: false,
+            unplug: iosched_core::Unplug::Timer,
+            nr_requests: None,
+        }
+    }
+
+    /// A 2003 Linux 2.4.21-pre4 host (the read-many report's first kernel), from that
+    /// tree's `mm/filemap.c`, `fs/buffer.c` and `drivers/block/ll_rw_blk.c` (read in
+    /// 2.4.20 and later 2.4 trees, which -pre4 sits between). What is not 2.4's is the
+    /// 2.5 host's and named in `docs/simulator.md`.
+    pub fn linux_2003_24(mem_bytes: u64) -> Self {
+        HostProfile {
+            name: "linux-2.4",
+            // 2.4's bdf_prm: kupdate every 5 s, buffers written once 30 s old.
+            dirty_expire: Duration::from_secs(30),
+            writeback_interval: Duration::from_secs(5),
+            // vm_max_readahead = 31 pages (ide-probe's max_readahead[] takes it).
+            readahead_max_pages: 31,
+            readahead: Readahead::Linux24,
+            request_alloc: iosched_core::RequestAlloc::V2_4,
+            // 2.4's ext2_find_near returns the group's start: no colour.
+            ext2_colour: false,
+            // ___wait_on_page adds a plain (non-exclusive) waiter, as 2.5.64 does.
+            lock_page_exclusive: false,
+            writeback: Writeback::Bdflush24 { nfract: 30, nfract_sync: 60, nfract_stop: 20 },
+            buffer_heads: true,
+            unplug: iosched_core::Unplug::TqDisk,
+            // queue_nr_requests = 128 above 32 MiB of memory, half per direction.
+            nr_requests: Some(64),
+            // bdflush and kupdated, the only writeback threads.
+            pdflush_threads: 2,
+            ..Self::linux_2003(mem_bytes)
         }
     }
 
@@ -171,11 +234,12 @@ impl HostProfile {
         }
     }
 
-    pub const NAMES: &'static [&'static str] = &["linux-2.5", "linux-2.6"];
+    pub const NAMES: &'static [&'static str] = &["linux-2.4", "linux-2.5", "linux-2.6"];
 
     /// What the profile models, in a few words (for report headers).
     pub fn summary(&self) -> &'static str {
         match (self.readahead, self.request_alloc) {
+            (Readahead::Linux24, _) => "2.4 read-ahead, request pool, plugging, bdflush and buffer-head I/O",
             (Readahead::Linux25, iosched_core::RequestAlloc::V2_5) => "2.5 read-ahead, request pool and page reclaim",
             (Readahead::Linux26, iosched_core::RequestAlloc::V2_6_20) => "2.6 read-ahead, 2.6.20 request pool",
             (Readahead::Linux25, _) => "2.5 read-ahead, 2.6.20 request pool",
@@ -191,6 +255,7 @@ impl HostProfile {
     pub fn by_name(spec: &str, mem_bytes: u64) -> Result<Self, String> {
         let (name, settings) = split_spec(spec, "host profile", "key=value", "reserve=30M")?;
         let mut h = match name {
+            "linux-2.4" => Self::linux_2003_24(mem_bytes),
             "linux-2.5" => Self::linux_2003(mem_bytes),
             "linux-2.6" => Self::linux_2007(mem_bytes),
             _ => return Err(format!("unknown host profile `{name}`; available: {}", Self::NAMES.join(", "))),

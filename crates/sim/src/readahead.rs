@@ -378,3 +378,177 @@ mod tests25 {
         assert_eq!(io.0.last().unwrap().nr, 4);
     }
 }
+
+/// Read-ahead as in Linux 2.4.20/2.4.21 (`mm/filemap.c`: `do_generic_file_read` and
+/// `generic_file_readahead`), kept in the open file (`f_raend`, `f_ralen`, `f_rawin`,
+/// `f_ramax`). A read that starts outside the previous window resets the context; one
+/// inside it may read ahead (`reada_ok`). Each read sets the window's maximum to what the
+/// call needs, at least `vm_min_readahead` (3 pages) when sequential and at most
+/// `vm_max_readahead` (31 pages; 2.4's IDE copies it into `max_readahead[]`). On a page
+/// that is not yet read (locked), a read outside the last window reads `f_ramax` pages
+/// after it synchronously; on an uptodate page inside the last window's I/O the next
+/// window, `f_ramax + 1` pages, is read asynchronously. Each read-ahead doubles `f_ramax`.
+/// The page at `i_size >> PAGE_SHIFT` (the file's partial last page) is never read ahead.
+/// Pages are read one at a time (`page_cache_read` → `readpage`), so the window reaches
+/// the queue as one buffer per page for the elevator to merge; no call unplugs the queue
+/// (the reader's wait for its page runs `tq_disk`).
+#[derive(Clone, Debug)]
+pub struct Ra24 {
+    raend: u64,
+    ralen: u64,
+    rawin: u64,
+    ramax: u64,
+    /// This call's `reada_ok` (0, 1, or 2 once an asynchronous read-ahead was started).
+    reada_ok: u8,
+    max: u64,
+    min: u64,
+}
+
+impl Ra24 {
+    /// `vm_min_readahead` = 3 pages.
+    pub const MIN: u64 = 3;
+
+    pub fn new(max: u64) -> Self {
+        Ra24 { raend: 0, ralen: 0, rawin: 0, ramax: 0, reada_ok: 0, max, min: Self::MIN.min(max) }
+    }
+
+    /// The prologue of `do_generic_file_read` for a read of `count` bytes at page `index`,
+    /// byte `offset` in it.
+    pub fn begin_read(&mut self, index: u64, offset: u64, count: u64) {
+        if index > self.raend || index + self.rawin < self.raend {
+            self.reada_ok = 0;
+            self.raend = 0;
+            self.ralen = 0;
+            self.ramax = 0;
+            self.rawin = 0;
+        } else {
+            self.reada_ok = 1;
+        }
+        if index == 0 && offset + count <= 4096 / 2 {
+            self.ramax = 0;
+        } else {
+            let needed = ((offset + count) >> 12) + 1;
+            self.ramax = self.ramax.max(needed);
+            if self.reada_ok != 0 && self.ramax < self.min {
+                self.ramax = self.min;
+            }
+            self.ramax = self.ramax.min(self.max);
+        }
+    }
+
+    /// `generic_file_readahead` for page `index` of a file with `end_index` =
+    /// `i_size >> PAGE_SHIFT`; `locked` is `PageLocked` (the page is being read).
+    pub fn readahead(&mut self, io: &mut dyn RaIo, index: u64, locked: bool, end_index: u64) {
+        let mut raend = self.raend;
+        let mut max_ahead = 0;
+        if locked {
+            if self.ralen == 0 || index >= raend || index + self.rawin < raend {
+                raend = index;
+                if raend < end_index {
+                    max_ahead = self.ramax;
+                }
+                self.rawin = 0;
+                self.ralen = 1;
+                if max_ahead == 0 {
+                    self.raend = index + self.ralen;
+                    self.rawin += self.ralen;
+                }
+            }
+        } else if self.reada_ok != 0 && self.ramax != 0 && raend >= 1 && index <= raend && index + self.ralen >= raend {
+            raend -= 1;
+            if raend < end_index {
+                max_ahead = self.ramax + 1;
+            }
+            if max_ahead != 0 {
+                self.rawin = self.ralen;
+                self.ralen = 0;
+                self.reada_ok = 2;
+            }
+        }
+        // page_cache_read of raend + 1 … until max_ahead pages or end_index.
+        let first = raend + 1;
+        let ahead = max_ahead.min(end_index.saturating_sub(first));
+        if ahead == 0 {
+            return;
+        }
+        // Cached pages count as read ahead too (`page_cache_read` returns 0 for them).
+        let _ = io.readahead(RaAction { start: first, nr: ahead, blocking: true });
+        self.ralen += ahead;
+        self.rawin += self.ralen;
+        self.raend = raend + ahead + 1;
+        self.ramax = (2 * self.ramax).min(self.max);
+    }
+}
+
+#[cfg(test)]
+mod tests24 {
+    use super::tests::Rec;
+    use super::*;
+
+    /// `cat` of a file, `read` bytes per read(): the pages each read-ahead asks for.
+    fn cat(pages: u64, read: u64) -> Vec<RaAction> {
+        let mut ra = Ra24::new(31);
+        let mut io = Rec(vec![]);
+        let mut cached = std::collections::BTreeSet::new();
+        let mut pos = 0;
+        while pos < pages * 4096 {
+            let index = pos / 4096;
+            ra.begin_read(index, pos % 4096, read);
+            for p in index..((pos + read).div_ceil(4096)).min(pages) {
+                let locked = !cached.contains(&p);
+                let before = io.0.len();
+                ra.readahead(&mut io, p, locked, pages);
+                for a in &io.0[before..] {
+                    cached.extend(a.start..a.start + a.nr);
+                }
+                cached.insert(p);
+            }
+            pos += read;
+        }
+        io.0
+    }
+
+    /// Every page but the first is read ahead before the reader gets to it; the windows
+    /// grow to 31 + 1 pages (asynchronous ones are one page longer) and each starts where
+    /// the previous one ended.
+    #[test]
+    fn windows_grow_to_the_maximum_and_follow_each_other() {
+        let io = cat(200, 4096);
+        // The first read: page 0 by readpage, then 3 pages (the call needs 2; a fresh
+        // context counts as sequential, so vm_min_readahead lifts it to 3).
+        assert_eq!(io[0], RaAction { start: 1, nr: 3, blocking: true });
+        for w in io.windows(2) {
+            assert_eq!(w[1].start, w[0].start + w[0].nr, "{io:?}");
+        }
+        let sizes: Vec<u64> = io.iter().map(|a| a.nr).collect();
+        assert_eq!(&sizes[..4], &[3, 7, 13, 25], "{sizes:?}");
+        assert!(sizes[4..sizes.len() - 1].iter().all(|&n| n == 32), "{sizes:?}");
+    }
+
+    #[test]
+    fn a_small_first_read_reads_no_ahead_and_the_last_partial_page_is_never_read_ahead() {
+        let mut ra = Ra24::new(31);
+        let mut io = Rec(vec![]);
+        ra.begin_read(0, 0, 1000);
+        ra.readahead(&mut io, 0, true, 10);
+        assert!(io.0.is_empty(), "{:?}", io.0);
+        // A file of 2.5 pages (end_index 2): read-ahead covers page 1 only.
+        let mut ra = Ra24::new(31);
+        ra.begin_read(0, 0, 32768);
+        ra.readahead(&mut io, 0, true, 2);
+        assert_eq!(io.0, vec![RaAction { start: 1, nr: 1, blocking: true }]);
+    }
+
+    #[test]
+    fn a_seek_resets_the_context() {
+        let mut ra = Ra24::new(31);
+        let mut io = Rec(vec![]);
+        ra.begin_read(0, 0, 4096);
+        ra.readahead(&mut io, 0, true, 1000);
+        ra.begin_read(500, 0, 4096);
+        assert_eq!(ra.reada_ok, 0);
+        ra.readahead(&mut io, 500, true, 1000);
+        // needed = 2 pages, no minimum when not sequential.
+        assert_eq!(io.0.last().unwrap(), &RaAction { start: 501, nr: 2, blocking: true });
+    }
+}

@@ -17,7 +17,8 @@ pub struct Machine {
     pub mem_bytes: u64,
     pub cpu: String,
     pub seed: u64,
-    /// Host profile: `linux-2.5` (the 2003 reports: 2.5 read-ahead and request pool) or
+    /// Host profile: `linux-2.4` (2.4.21-pre4: its read-ahead, request pool, plug and
+    /// bdflush), `linux-2.5` (the 2003 reports: 2.5 read-ahead and request pool) or
     /// `linux-2.6` (2.6 read-ahead and 2.6.20 request pool, for the 2007-era studies).
     pub host: String,
     /// Page-cache memory programs have mapped, if not the host profile's
@@ -238,6 +239,12 @@ impl Machine {
             ("request_alloc", host.request_alloc.name().to_string()),
             ("rotational", (rotational as u8).to_string()),
         ];
+        if host.unplug != iosched_core::Unplug::Timer {
+            driver.push(("unplug", host.unplug.name().to_string()));
+        }
+        if let Some(n) = host.nr_requests {
+            driver.push(("nr_requests", n.to_string()));
+        }
         if let Some(m) = profile.max_request_sectors {
             driver.push(("max_sectors", m.to_string()));
         }

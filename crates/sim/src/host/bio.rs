@@ -43,8 +43,10 @@ impl Sim {
     }
 
     /// Largest bio the queue accepts (bio_add_page stops at max_sectors; 128 KiB).
+    /// The largest unit the host submits: a bio up to the queue's limit, or on 2.4 one
+    /// buffer (`submit_bh` per 4 KiB block; the elevator merges them).
     pub(super) fn max_bio_sectors(&self) -> u64 {
-        self.cfg.max_bio_sectors as u64
+        if self.cfg.host.buffer_heads { SECTORS_PER_BLOCK } else { self.cfg.max_bio_sectors as u64 }
     }
 
     // ---------------------------------------------------------------------------------

@@ -28,6 +28,9 @@ impl Sim {
         copied: u64,
         mmap: bool,
     ) -> Cont {
+        if self.cfg.host.readahead == Readahead::Linux24 && !mmap {
+            return self.step_read24(t, file, start, pos, end, next_ra, copied);
+        }
         let size = self.fs.file(file).size;
         let end = end.min(size);
         if pos >= end {
@@ -58,6 +61,7 @@ impl Sim {
                         r.page_cache_readahead(&mut io, index);
                         index + 1
                     }
+                    FileRa::V24(_) => index + 1,
                 };
                 let is25 = matches!(ra, FileRa::V25(_));
                 let task = &mut self.tasks[t.0 as usize];
@@ -85,6 +89,7 @@ impl Sim {
             Lookup::Absent => {
                 match self.tasks[t.0 as usize].ra.get_mut(&file.0) {
                     Some(FileRa::V25(r)) => r.miss(),
+                    Some(FileRa::V24(_)) => {}
                     Some(FileRa::V26(r)) => r.miss(),
                     None => {}
                 }
@@ -115,12 +120,117 @@ impl Sim {
         }
     }
 
+    /// A buffered read on the 2.4 host (`do_generic_file_read`): per page, an uptodate page
+    /// gets `generic_file_readahead` and is copied; a page being read gets it and is
+    /// waited for; a missing page is read (`readpage`) first, then read ahead from, then
+    /// waited for. `next_ra` is the page whose read-ahead call is still to come.
+    #[allow(clippy::too_many_arguments)]
+    fn step_read24(
+        &mut self,
+        t: TaskId,
+        file: FileId,
+        start: u64,
+        pos: u64,
+        end: u64,
+        mut next_ra: u64,
+        copied: u64,
+    ) -> Cont {
+        let size = self.fs.file(file).size;
+        if pos == start && next_ra == start / BLOCK {
+            // The prologue, once per call (a retry after a metadata read or a wait for
+            // memory repeats it unchanged: nothing moved the context in between).
+            let ra = self.ra24(t, file);
+            ra.begin_read(start / BLOCK, start % BLOCK, end - start);
+        }
+        let end = end.min(size);
+        if pos >= end {
+            self.charge(t, self.cfg.cpu.copy_page * copied as u32);
+            return Cont::Finish { bytes: end.saturating_sub(start) };
+        }
+        let index = pos / BLOCK;
+        let end_index = size / BLOCK;
+        let here =
+            |pos: u64, next_ra: u64, copied: u64| Cont::Read { file, start, pos, end, next_ra, copied, mmap: false };
+        match self.cache.lookup(file.0, index) {
+            Lookup::Uptodate(_) => {
+                if next_ra == index {
+                    self.readahead24(t, file, index, false, end_index);
+                    next_ra = index + 1;
+                    if !self.tasks[t.0 as usize].bio_out.is_empty() {
+                        return here(pos, next_ra, copied);
+                    }
+                }
+                self.charge(t, self.cfg.cpu.page_lookup);
+                here(((index + 1) * BLOCK).min(end), next_ra, copied + 1)
+            }
+            Lookup::Locked(p) => {
+                if next_ra == index {
+                    self.readahead24(t, file, index, true, end_index);
+                    next_ra = index + 1;
+                }
+                let task = &mut self.tasks[t.0 as usize];
+                task.unplug_before_block = true;
+                task.block_after = Some(Block::Page(p));
+                here(pos, next_ra, copied)
+            }
+            Lookup::Absent => {
+                if let Some(ib) = self.fs.indirect_for(file, index)
+                    && !matches!(self.cache.lookup(META, ib), Lookup::Uptodate(_))
+                {
+                    return Cont::Meta { blocks: vec![ib], i: 0, then: Box::new(here(pos, next_ra, copied)) };
+                }
+                match self.cache_add(t, file.0, index, false) {
+                    None => self.wait_memory(t, here(pos, next_ra, copied)),
+                    Some(p) => {
+                        match self.fs.map(file, index) {
+                            None => self.cache.read_done(p),
+                            Some(b) => {
+                                let c = self.cfg.cpu.page_alloc + self.cfg.cpu.bio_submit;
+                                self.charge(t, c);
+                                self.read_block(t, b, p, false);
+                            }
+                        }
+                        if next_ra == index {
+                            self.readahead24(t, file, index, true, end_index);
+                            next_ra = index + 1;
+                        }
+                        here(pos, next_ra, copied)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The task's 2.4 read-ahead context for `file` (its `struct file`'s `f_ra*`).
+    fn ra24(&mut self, t: TaskId, file: FileId) -> &mut Ra24 {
+        let fresh = self.new_ra();
+        let ra = self.tasks[t.0 as usize].ra.entry(file.0).or_insert(fresh);
+        match ra {
+            FileRa::V24(r) => r,
+            _ => unreachable!("a 2.4 host keeps 2.4 read-ahead contexts"),
+        }
+    }
+
+    fn readahead24(&mut self, t: TaskId, file: FileId, index: u64, locked: bool, end_index: u64) {
+        let mut ra = match self.tasks[t.0 as usize].ra.remove(&file.0) {
+            Some(FileRa::V24(r)) => r,
+            _ => Ra24::new(self.cfg.host.readahead_max_pages),
+        };
+        let mut io = HostRa { sim: self, t, file };
+        ra.readahead(&mut io, index, locked, end_index);
+        self.tasks[t.0 as usize].ra.insert(file.0, FileRa::V24(ra));
+    }
+
     // ---------------------------------------------------------------------------------
     // Writes and dirty throttling
 
     pub(super) fn step_write(&mut self, t: TaskId, file: FileId, pos: u64, end: u64, written: u64, mmap: bool) -> Cont {
         if pos >= end {
             let n = written.div_ceil(BLOCK).max(1);
+            if let WbRule::Bdflush24 { .. } = self.cfg.host.writeback {
+                // balance_dirty after each buffer dirtied, here after the call's pages.
+                return Cont::Balance(Balance { pages_written: n, phase: 0, then_bytes: written });
+            }
             self.ratelimit_count += n;
             let limit = if self.dirty_exceeded { 8 } else { self.ratelimit_pages() };
             if self.ratelimit_count >= limit {

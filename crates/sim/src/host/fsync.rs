@@ -77,6 +77,7 @@ impl Sim {
             written: 0,
             encountered_congestion: false,
             buffers_only: true,
+            lru24: false,
             then,
         })
     }

@@ -36,8 +36,8 @@ use readahead::HostRa;
 use crate::cache::{Lookup, MAPPED, META, PageCache, PageId, PassId};
 use crate::engine::Engine;
 use crate::fs::{BLOCK, FileId, Fs, SECTORS_PER_BLOCK};
-use crate::profile::{CpuProfile, HostProfile, Readahead, Reclaim};
-use crate::readahead::{Ra25, RaAction, RaIo, RaOutcome, RaState};
+use crate::profile::{CpuProfile, HostProfile, Readahead, Reclaim, Writeback as WbRule};
+use crate::readahead::{Ra24, Ra25, RaAction, RaIo, RaOutcome, RaState};
 use crate::rng::Rng;
 use iosched_core::{
     Dir, Duration, Env, Event, FastMap, FastSet, Input, Instant, IoPrio, Op, Owner, Queue, ReqId, Request, Segments,
@@ -182,6 +182,11 @@ struct Writeback {
     /// Given buffers (`ll_rw_block`), not a mapping's pages: the mapping's cyclic
     /// writeback position is left alone.
     buffers_only: bool,
+    /// 2.4's walk of the dirty-buffer list (`write_some_buffers`): no I_LOCK (bdflush, a
+    /// throttled writer and kupdated write one inode's buffers at once), and with
+    /// `older_than` it ends at the first page dirtied after it (kupdated's
+    /// `b_flushtime` test on the list's oldest buffer).
+    lru24: bool,
     then: Box<Cont>,
 }
 
@@ -199,6 +204,9 @@ enum WbPages {
 enum PdKind {
     Background,
     Kupdate,
+    /// 2.4's bdflush (`fs/buffer.c`), and kupdated.
+    Bdflush24,
+    Kupdate24,
 }
 
 struct PdState {
@@ -262,6 +270,7 @@ struct Task {
 /// Per open file read-ahead state.
 #[derive(Clone, Debug)]
 enum FileRa {
+    V24(Ra24),
     V25(Ra25),
     V26(RaState),
 }
@@ -556,7 +565,12 @@ impl Sim {
             cfg,
         };
         for i in 0..s.cfg.host.pdflush_threads {
-            let t = s.add_task(format!("pdflush/{i}"), None, IoPrio::NONE, true);
+            let name = match (s.cfg.host.writeback, i) {
+                (WbRule::Bdflush24 { .. }, 0) => "bdflush".to_string(),
+                (WbRule::Bdflush24 { .. }, _) => "kupdated".to_string(),
+                _ => format!("pdflush/{i}"),
+            };
+            let t = s.add_task(name, None, IoPrio::NONE, true);
             s.tasks[t.0 as usize].state = State::Blocked(Block::Sleep { token: 0 });
             s.pdflush.push(t);
         }

@@ -27,6 +27,9 @@ impl Sim {
 
     /// `balance_dirty_pages`.
     pub(super) fn step_balance(&mut self, t: TaskId, mut b: Balance) -> Cont {
+        if let WbRule::Bdflush24 { .. } = self.cfg.host.writeback {
+            return self.step_balance24(b);
+        }
         let write_chunk = (self.ratelimit_pages() + self.ratelimit_pages() / 2) as i64;
         let (_, dirty_thresh) = self.dirty_limits();
         let over = |s: &Sim| s.cache.nr_dirty + s.cache.nr_writeback > dirty_thresh;
@@ -100,7 +103,13 @@ impl Sim {
     }
 
     /// `pdflush_operation`: give `kind` of work to an idle pdflush thread, if there is one.
+    /// On 2.4, which has no pdflush, the work goes to bdflush (`wakeup_bdflush`) or
+    /// kupdated, and nothing is reported as running.
     pub(super) fn pdflush_operation(&mut self, kind: PdKind, budget: i64) -> bool {
+        if let WbRule::Bdflush24 { .. } = self.cfg.host.writeback {
+            self.wake24(if kind == PdKind::Kupdate { PdKind::Kupdate24 } else { PdKind::Bdflush24 });
+            return false;
+        }
         let idle = self
             .pdflush
             .iter()
@@ -150,6 +159,7 @@ impl Sim {
             written: 0,
             encountered_congestion: false,
             buffers_only: false,
+            lru24: false,
             then,
         })
     }
@@ -175,7 +185,7 @@ impl Sim {
                 if w.older_than.is_some_and(|o| self.cache.inode_dirty(f).is_some_and(|d| d.since > o)) {
                     continue;
                 }
-                if w.only_file.is_none() && !self.inodes_under_writeback.insert(f) {
+                if w.only_file.is_none() && !w.lru24 && !self.inodes_under_writeback.insert(f) {
                     // I_LOCK: another task is writing this inode back; WB_SYNC_NONE passes
                     // skip it (`__writeback_single_inode` requeues it) rather than wait.
                     continue;
@@ -200,6 +210,11 @@ impl Sim {
                 if !pg.dirty || pg.writeback || pg.locked {
                     self.wb_pop(&mut w, idx);
                     continue;
+                }
+                if w.lru24 && w.older_than.is_some_and(|o| pg.dirtied > o) {
+                    // kupdated: the oldest dirty buffer is young enough; the pass is over.
+                    w.nr_to_write = 0;
+                    break;
                 }
                 let block = if f == META { Some(idx) } else { self.fs.map(FileId(f), idx) };
                 let Some(block) = block else {
@@ -270,7 +285,9 @@ impl Sim {
         if let Some(f) = w.file.take()
             && w.only_file.is_none()
         {
-            self.inodes_under_writeback.remove(&f);
+            if !w.lru24 {
+                self.inodes_under_writeback.remove(&f);
+            }
             // __sync_single_inode: after its pages, a dirty inode is written
             // (ext2_write_inode without wait copies it into its block, which is dirtied).
             if f != META && self.inode_dirty.remove(&f) {
@@ -290,6 +307,9 @@ impl Sim {
     // pdflush
 
     pub(super) fn step_pdflush(&mut self, t: TaskId, mut p: PdState) -> Cont {
+        if matches!(p.kind, PdKind::Bdflush24 | PdKind::Kupdate24) {
+            return self.step_bdflush24(t, p);
+        }
         let (bg, _) = self.dirty_limits();
         match (p.kind, p.phase) {
             (_, 0) => {
@@ -316,12 +336,12 @@ impl Sim {
                 self.bdi_writeback = false;
                 p.budget -= match p.kind {
                     PdKind::Background => written,
-                    PdKind::Kupdate => MAX_WRITEBACK_PAGES,
+                    _ => MAX_WRITEBACK_PAGES,
                 };
                 let wrote_less = written < MAX_WRITEBACK_PAGES;
                 let more = match p.kind {
                     PdKind::Background => self.cache.nr_dirty >= bg || p.budget > 0,
-                    PdKind::Kupdate => p.budget > 0,
+                    _ => p.budget > 0,
                 };
                 if wrote_less {
                     if congested {
@@ -365,6 +385,110 @@ impl Sim {
     pub(super) fn kupdate(&mut self) {
         let wi = self.cfg.host.writeback_interval;
         self.engine.schedule(self.now + wi, Ev::Kupdate);
+        if let WbRule::Bdflush24 { .. } = self.cfg.host.writeback {
+            return self.wake24(PdKind::Kupdate24);
+        }
         self.pdflush_operation(PdKind::Kupdate, 0);
     }
+
+    // ---------------------------------------------------------------------------------
+    // 2.4: bdflush and kupdated (`fs/buffer.c` of 2.4.19 to 2.4.22)
+
+    /// `balance_dirty_state`: −1 below `nfract` % of `nr_free_buffer_pages()` dirty, 1
+    /// above `nfract_sync` %, else 0. Only dirty buffers count, not those being written.
+    fn balance_dirty_state24(&self) -> i32 {
+        let WbRule::Bdflush24 { nfract, nfract_sync, .. } = self.cfg.host.writeback else { return -1 };
+        let (dirty, tot) = (self.cache.nr_dirty * 100, self.cache.capacity());
+        if dirty > tot * nfract as u64 { if dirty > tot * nfract_sync as u64 { 1 } else { 0 } } else { -1 }
+    }
+
+    /// `bdflush_stop`: fewer than `nfract_stop` % dirty.
+    fn bdflush_stop24(&self) -> bool {
+        let WbRule::Bdflush24 { nfract_stop, .. } = self.cfg.host.writeback else { return true };
+        self.cache.nr_dirty * 100 <= self.cache.capacity() * nfract_stop as u64
+    }
+
+    /// `balance_dirty`, once per buffer the write dirtied (`b.pages_written` of them left):
+    /// above `nfract` wake bdflush; above `nfract_sync` also write 32 buffers here, in the
+    /// writer's own time (it sleeps only if the request pool is empty).
+    fn step_balance24(&mut self, mut b: Balance) -> Cont {
+        let state = self.balance_dirty_state24();
+        if state < 0 || b.pages_written == 0 {
+            return Cont::Finish { bytes: b.then_bytes };
+        }
+        self.wake24(PdKind::Bdflush24);
+        if state == 0 {
+            return Cont::Finish { bytes: b.then_bytes };
+        }
+        b.pages_written -= 1;
+        self.write_some_buffers24(None, Box::new(Cont::Balance(b)))
+    }
+
+    /// `write_some_buffers(NODEV)`: up to `NRSYNC` of the oldest dirty buffers, each its
+    /// own submission; with `older_than`, only those dirtied by then.
+    fn write_some_buffers24(&mut self, older_than: Option<Instant>, then: Box<Cont>) -> Cont {
+        let Cont::Writeback(mut w) = self.writeback_cont(NRSYNC, false, older_than, None, then) else {
+            unreachable!("writeback_cont builds a writeback pass")
+        };
+        w.lru24 = true;
+        Cont::Writeback(w)
+    }
+
+    /// `wakeup_bdflush` (bdflush is thread 0) or kupdated's timer (thread 1): wake it if
+    /// it sleeps; a busy daemon carries on with what it is doing.
+    pub(super) fn wake24(&mut self, kind: PdKind) {
+        let Some(&t) = self.pdflush.get(if kind == PdKind::Bdflush24 { 0 } else { 1 }) else { return };
+        if matches!(self.tasks[t.0 as usize].state, State::Blocked(Block::Sleep { .. })) {
+            self.tasks[t.0 as usize].cont = Cont::Pdflush(PdState { kind, phase: 0, budget: NDIRTY });
+            self.make_runnable(t);
+        }
+    }
+
+    /// bdflush's loop: `write_some_buffers` until `ndirty` = 500 buffers are written, then
+    /// on unless `bdflush_stop`; asleep once a call finds fewer than 32 to write. kupdated's
+    /// `sync_old_buffers`: 32 at a time while the oldest is older than `age_buffer`, then
+    /// `run_task_queue(&tq_disk)`.
+    fn step_bdflush24(&mut self, t: TaskId, mut p: PdState) -> Cont {
+        if p.phase == 0 {
+            p.phase = 1;
+            let older = (p.kind == PdKind::Kupdate24).then(|| self.now - self.cfg.host.dirty_expire);
+            return self.write_some_buffers24(older, Box::new(Cont::Pdflush(p)));
+        }
+        let (written, _) = self.tasks[t.0 as usize].wb_result();
+        p.phase = 0;
+        let sleep = match p.kind {
+            PdKind::Bdflush24 => {
+                p.budget -= NRSYNC;
+                if written < NRSYNC {
+                    true
+                } else if p.budget > 0 {
+                    false
+                } else if self.bdflush_stop24() {
+                    true
+                } else {
+                    p.budget = NDIRTY;
+                    false
+                }
+            }
+            _ => {
+                if written < NRSYNC {
+                    // run_task_queue(&tq_disk) as kupdated goes back to sleep.
+                    self.tasks[t.0 as usize].unplug_before_block = true;
+                    true
+                } else {
+                    false
+                }
+            }
+        };
+        if !sleep {
+            return Cont::Pdflush(p);
+        }
+        self.tasks[t.0 as usize].block_after = Some(Block::Sleep { token: 0 });
+        Cont::Pdflush(PdState { kind: p.kind, phase: 0, budget: NDIRTY })
+    }
 }
+
+/// `NRSYNC`: buffers `write_some_buffers` takes at once.
+const NRSYNC: i64 = 32;
+/// `bdf_prm.ndirty`: buffers bdflush writes before it checks `bdflush_stop`.
+const NDIRTY: i64 = 500;

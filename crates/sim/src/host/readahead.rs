@@ -1,5 +1,5 @@
-//! The host's side of read-ahead: the window logic is `crate::readahead` (the 2.5 and 2.6
-//! algorithms, sans-IO); here a task's read asks it what to read and the pages it names
+//! The host's side of read-ahead: the window logic is `crate::readahead` (the 2.4, 2.5
+//! and 2.6 algorithms, sans-IO); here a task's read asks it what to read and the pages it names
 //! are allocated and sent to the block layer in contiguous runs (`mm/readahead.c`'s
 //! `__do_page_cache_readahead` and `read_pages`).
 
@@ -9,6 +9,7 @@ impl Sim {
     pub(super) fn new_ra(&self) -> FileRa {
         let max = self.cfg.host.readahead_max_pages;
         match self.cfg.host.readahead {
+            Readahead::Linux24 => FileRa::V24(Ra24::new(max)),
             Readahead::Linux25 => FileRa::V25(Ra25::new(max)),
             Readahead::Linux26 => FileRa::V26(RaState::new(max)),
         }

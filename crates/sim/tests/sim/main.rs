@@ -479,3 +479,32 @@ fn waiters_for_a_page_wake_newest_first_on_2_5_and_in_order_on_2_6() {
     assert_eq!(order(HostProfile::linux_2003(64 << 20)), [2, 1, 0]);
     assert_eq!(order(HostProfile::linux_2007(64 << 20)), [0, 1, 2]);
 }
+
+/// The 2.4 host: a streaming writer's data reaches the queue one 4 KiB buffer at a time
+/// (`submit_bh`), written by bdflush once 30 % of the cache is dirty and by the writer
+/// itself above 60 %; reads of the file afterwards go through 2.4's read-ahead, whose
+/// windows reach 31 + 1 pages (merged from single buffers into requests of 128 KiB).
+#[test]
+fn on_2_4_bdflush_and_the_writer_submit_single_buffers() {
+    let lat = Rc::new(RefCell::new(Vec::new()));
+    let mut s = sim_on(HostProfile::by_name("linux-2.4", 128 << 20).unwrap(), true, false);
+    let t = writer(&mut s, 256 << 20, lat.clone());
+    let mut q = queue("linus:nr_requests=64,request_alloc=2.4,unplug=tq_disk");
+    host::run(&mut s, &mut q);
+    let trace = s.trace.take().unwrap();
+    let queued: Vec<Vec<&str>> = trace
+        .iter()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|w| w.get(5) == Some(&"Q") && w.get(6) == Some(&"W"))
+        .collect();
+    // Up to 60 % of the cache may still be dirty when the writer exits.
+    assert!(queued.len() > 32_768, "{} buffers queued for 256 MiB", queued.len());
+    assert!(queued.iter().all(|w| w[9] == "8"), "a 2.4 write larger than one buffer");
+    let writers: std::collections::BTreeSet<&str> = queued.iter().map(|w| w[4]).collect();
+    assert!(writers.len() >= 2, "one task wrote everything: {writers:?}");
+    let names: Vec<&str> = (0..4).map(|i| s.task_name(TaskId(i))).collect();
+    assert!(names.contains(&"bdflush") && names.contains(&"kupdated"), "{names:?}");
+    let merged = trace.iter().filter(|l| l.split_whitespace().nth(5) == Some("M")).count();
+    assert!(merged > queued.len() / 2, "only {merged} of {} buffers merged", queued.len());
+    assert!(s.task_cpu_time(t) > Duration::ZERO);
+}
