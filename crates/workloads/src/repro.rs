@@ -91,6 +91,14 @@ pub const SEED_READMANY: [(&str, &str, Option<f64>); 4] = [
 ];
 /// Reading the tree with no competing I/O.
 pub const SEED_READMANY_UNLOADED_S: f64 = 7.9;
+/// The read-many report's first line, 2.4.21-pre4 with its one elevator, run on the
+/// `linux-2.4` host: "Don't know. I killed it after 15 minutes. Judging from the vmstat
+/// output it would have taken many hours."
+pub const SEED_READMANY_24: (&str, &str) = ("2.4.21-pre4", "linus");
+/// The host the 2.4.21-pre4 row runs on.
+pub const SEED_READMANY_24_HOST: &str = "linux-2.4";
+/// When the seed stopped 2.4.21-pre4's run beside the streaming write; ours stops there.
+pub const SEED_READMANY_24_KILLED_S: f64 = 900.0;
 
 /// The vmstat lines the read-many report printed under the streaming write, `(bi, bo)`
 /// (1 KiB blocks per second), per row label. The report gives no time for them: they are
@@ -244,6 +252,9 @@ pub struct ReadmanyRow {
     /// When the command started (seconds into the run) and the machine's vmstat each
     /// second while it ran: the report's timeline.
     pub start_s: f64,
+    /// Files and bytes the command had read when it finished or was stopped.
+    pub files_read: u64,
+    pub bytes_read: u64,
     pub vmstat: Vec<VmstatLine>,
     /// Under the streaming write, the requests dispatched in [`SEEK_WINDOW`]: the
     /// report's seek picture.
@@ -281,10 +292,21 @@ pub struct ReproReport {
 }
 
 enum Job {
-    Tio { spec: usize, threads: u32 },
-    Rm { spec: usize, background: Background },
+    Tio {
+        spec: usize,
+        threads: u32,
+    },
+    Rm {
+        spec: usize,
+        background: Background,
+    },
+    /// The 2.4.21-pre4 row ([`SEED_READMANY_24`]).
+    Rm24 {
+        background: Background,
+    },
 }
 
+/// A finished run; `Rm`'s index past [`SEED_READMANY`] is the 2.4.21-pre4 row.
 enum Done {
     Tio(usize, Vec<tiobench::PhaseResult>),
     Rm(usize, ReadmanyResult),
@@ -302,8 +324,13 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
         .with_host(&setup.host)
         .with_mapped(setup.mapped_bytes)
         .with_limits(cfg.limits.clone());
+    let rm24_machine = Machine::new(&setup.readmany_disk, setup.readmany_mem_mib << 20, &setup.readmany_cpu, cfg.seed)
+        .with_host(SEED_READMANY_24_HOST)
+        .with_mapped(setup.mapped_bytes)
+        .with_limits(cfg.limits.clone());
     tio_machine.validate()?;
     rm_machine.validate()?;
+    rm24_machine.validate()?;
     let tio_cfg = TiobenchConfig {
         size: setup.tiobench_size_mib << 20,
         block: 4096,
@@ -322,7 +349,8 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
         .collect::<Result<_, _>>()?;
 
     // The longest jobs first, so the two cores finish together.
-    let mut jobs: Vec<Job> = Vec::new();
+    let rm24_spec = SchedSpec::parse(SEED_READMANY_24.1).map_err(|e| e.to_string())?;
+    let mut jobs: Vec<Job> = vec![Job::Rm24 { background: Background::StreamWrite }];
     for spec in 0..rm_specs.len() {
         jobs.push(Job::Rm { spec, background: Background::StreamWrite });
     }
@@ -334,6 +362,7 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
     for spec in 0..rm_specs.len() {
         jobs.push(Job::Rm { spec, background: Background::None });
     }
+    jobs.push(Job::Rm24 { background: Background::None });
     let total = jobs.len();
     let finished = AtomicUsize::new(0);
     let results: Vec<Result<Done, Error>> = jobs
@@ -345,6 +374,20 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
                     (
                         format!("tiobench {s} {threads} threads"),
                         tiobench::run(s, threads, &tio_cfg).map(|r| Done::Tio(spec, r)),
+                    )
+                }
+                Job::Rm24 { background } => {
+                    let mut c = ReadmanyConfig::new(rm24_machine.clone(), background);
+                    c.tree_scale = setup.readmany_tree_scale;
+                    c.timeout = match background {
+                        Background::None => Duration::from_secs_f64(setup.readmany_timeout_s),
+                        _ => Duration::from_secs_f64(SEED_READMANY_24_KILLED_S),
+                    };
+                    c.vmstat = true;
+                    let idx = SEED_READMANY.len();
+                    (
+                        format!("readmany {rm24_spec} on {SEED_READMANY_24_HOST} {}", background.name()),
+                        readmany::run(&rm24_spec, &c).map(|r| Done::Rm(idx, r)),
                     )
                 }
                 Job::Rm { spec, background } => {
@@ -408,7 +451,8 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
     }
 
     let mut readmany_rows = Vec::new();
-    for (si, (label, spec, seed_s)) in SEED_READMANY.iter().enumerate() {
+    let rows24 = [(SEED_READMANY_24.0, SEED_READMANY_24.1, None)];
+    for (si, (label, spec, seed_s)) in SEED_READMANY.iter().chain(rows24.iter()).enumerate() {
         let unloaded = rm.iter().find(|(s, r)| *s == si && r.background == Background::None).map(|(_, r)| r.elapsed_s);
         for bg in [Background::None, Background::StreamWrite] {
             if let Some((_, r)) = rm.iter().find(|(s, r)| *s == si && r.background == bg) {
@@ -426,6 +470,8 @@ pub fn run(cfg: &ReproConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) ->
                         _ => *seed_s,
                     },
                     start_s: r.start_s,
+                    files_read: r.files_read,
+                    bytes_read: r.bytes_read,
                     vmstat: r.vmstat.clone(),
                     seeks: r.seeks.clone(),
                     seed_vmstat: match bg {
@@ -720,6 +766,46 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
         }
         push(7, "Absolute sequential-read rates within 1.5× of the seed (deadline, AS)", c.pass(), c.figures(&f));
     }
+    // 8. The 2.4.21-pre4 row: the seed killed it after 15 minutes beside the write.
+    {
+        let (label, _) = SEED_READMANY_24;
+        let get = |bg: Background| m.iter().find(|r| r.label == label && r.background == bg);
+        let un = get(Background::None).map(|r| r.elapsed_s).unwrap_or(f64::NAN);
+        let total_files = get(Background::None).map(|r| r.files_read as f64).unwrap_or(f64::NAN);
+        let loaded = get(Background::StreamWrite);
+        let ratio = loaded.and_then(|r| r.ratio_to_unloaded).unwrap_or(f64::NAN);
+        let (files, mb, el) = loaded
+            .map(|r| (r.files_read as f64, r.bytes_read as f64 / 1e6, r.elapsed_s))
+            .unwrap_or((f64::NAN, f64::NAN, f64::NAN));
+        let per_min = files / (el / 60.0);
+        let whole_min = total_files / per_min;
+        let mut c = Checks::default();
+        if quick {
+            c.check(&[ratio], || ratio >= 20.0, || format!("{ratio:.1}× < 20× its unloaded time"));
+        } else {
+            c.check(
+                &[un],
+                || (un - SEED_READMANY_UNLOADED_S).abs() <= 0.35 * SEED_READMANY_UNLOADED_S,
+                || format!("unloaded {un:.1} s not within ±35 % of {SEED_READMANY_UNLOADED_S} s"),
+            );
+            let stopped = loaded.is_some_and(|r| r.timed_out);
+            c.check(&[el], || stopped, || format!("finished in {} under stream-write", fmt_secs(el)));
+        }
+        let f = format!(
+            "alone {un:.1} s{}; under stream-write {files:.0} of {total_files:.0} files ({mb:.1} MB) in {}: \
+             {per_min:.0} files/min, {:.1} MB/min, the whole tree in about {whole_min:.0} min at that rate",
+            if quick { String::new() } else { format!(" vs seed {SEED_READMANY_UNLOADED_S} s") },
+            fmt_secs(el),
+            mb / (el / 60.0),
+        );
+        let text = if quick {
+            "2.4.21-pre4 (linus on the linux-2.4 host): under stream-write ≥ 20× its unloaded time"
+        } else {
+            "2.4.21-pre4 (linus on the linux-2.4 host): unloaded within ±35 % of 7.9 s; under stream-write not \
+             finished when stopped at 15 minutes, as the seed's run"
+        };
+        push(8, text, c.pass(), c.figures(&f));
+    }
     out
 }
 
@@ -805,6 +891,15 @@ pub fn render(r: &ReproReport) -> String {
             seed
         );
     }
+    if r.readmany.iter().any(|x| x.label == SEED_READMANY_24.0) {
+        let _ = writeln!(
+            o,
+            "({} runs on the {SEED_READMANY_24_HOST} host; beside the write it is stopped at {}, where the seed \
+             killed it: \"it would have taken many hours\")",
+            SEED_READMANY_24.0,
+            fmt_secs(SEED_READMANY_24_KILLED_S)
+        );
+    }
     let _ = writeln!(o);
     let _ = writeln!(o, "Verdicts");
     for c in &r.claims {
@@ -841,7 +936,7 @@ mod tests {
         for quick in [false, true] {
             let setup = ReproSetup::new(quick);
             let cs = claims(&setup, quick, 26.0, &[], &[]);
-            assert_eq!(cs.len(), if quick { 6 } else { 7 });
+            assert_eq!(cs.len(), if quick { 7 } else { 8 });
             for c in &cs {
                 assert!(!c.pass, "claim {} passed with no data: {}", c.id, c.figures);
                 assert!(c.figures.contains("missing or non-finite figure"), "claim {}: {}", c.id, c.figures);
@@ -862,6 +957,8 @@ mod tests {
             ratio_to_unloaded: None,
             seed_s: None,
             start_s: 20.0,
+            files_read: 0,
+            bytes_read: 0,
             vmstat: Vec::new(),
             seeks: Vec::new(),
             seed_vmstat: Vec::new(),
