@@ -34,11 +34,7 @@ impl Sim {
         let size = self.fs.file(file).size;
         let end = end.min(size);
         if pos >= end {
-            let cpu = &self.cfg.cpu;
-            let c = if mmap { cpu.page_lookup * copied as u32 } else { cpu.copy_page * copied as u32 };
-            self.charge(t, c);
-            // Bytes up to end of file (a short read at EOF, 0 past it).
-            return Cont::Finish { bytes: end.saturating_sub(start) };
+            return self.finish_read(t, start, end, copied, mmap);
         }
         let index = pos / BLOCK;
         let last = (end - 1) / BLOCK;
@@ -120,6 +116,15 @@ impl Sim {
         }
     }
 
+    /// The end of a read: the copy (or, for mmap, the lookups) of the `copied` pages, and
+    /// the bytes up to end of file (a short read at EOF, 0 past it).
+    fn finish_read(&mut self, t: TaskId, start: u64, end: u64, copied: u64, mmap: bool) -> Cont {
+        let cpu = &self.cfg.cpu;
+        let c = if mmap { cpu.page_lookup * copied as u32 } else { cpu.copy_page * copied as u32 };
+        self.charge(t, c);
+        Cont::Finish { bytes: end.saturating_sub(start) }
+    }
+
     /// A buffered read on the 2.4 host (`do_generic_file_read`): per page, an uptodate page
     /// gets `generic_file_readahead` and is copied; a page being read gets it and is
     /// waited for; a missing page is read (`readpage`) first, then read ahead from, then
@@ -144,8 +149,7 @@ impl Sim {
         }
         let end = end.min(size);
         if pos >= end {
-            self.charge(t, self.cfg.cpu.copy_page * copied as u32);
-            return Cont::Finish { bytes: end.saturating_sub(start) };
+            return self.finish_read(t, start, end, copied, false);
         }
         let index = pos / BLOCK;
         let end_index = size / BLOCK;
