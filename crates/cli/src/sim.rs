@@ -26,7 +26,7 @@ pub struct MachineArgs {
     /// docs/simulator.md) [default: the command's machine].
     #[arg(long)]
     pub cpu: Option<String>,
-    /// Host profile: linux-2.4 (2.4.21-pre4: 2.4 read-ahead, request pool, tq_disk plugging, bdflush and kupdated, buffer-head I/O, no ext2 colour), linux-2.5 (2.5 read-ahead, request pool and page lists, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool); on 2.5 and 2.6, ext2 places a new file by its writer's pid. Values may be set: linux-2.5:reserve=60M,pdflush_threads=4 [default: the command's machine].
+    /// Host profile: linux-2.4 (2.4.21-pre4: 2.4 read-ahead, request pool, tq_disk plugging, 64 KiB IDE requests, bdflush and kupdated, buffer-head I/O, no ext2 colour), linux-2.5 (2.5 read-ahead, request pool and page lists, as in 2003) or linux-2.6 (2.6 read-ahead, 2.6.20 request pool); on 2.5 and 2.6, ext2 places a new file by its writer's pid. Values may be set: linux-2.5:reserve=60M,pdflush_threads=4 [default: the command's machine].
     #[arg(long)]
     pub host: Option<String>,
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]

@@ -79,6 +79,11 @@ pub struct HostProfile {
     /// Request slots per direction the driver gives the queue, if not the queue's default
     /// of 128 (2.4: `queue_nr_requests` = 128 for both directions together).
     pub nr_requests: Option<u32>,
+    /// The largest request the host's IDE driver lets the queue build, where it is below
+    /// what the disk profile allows: 2.4.20 and 2.4.21's `ide-probe.c` (`init_gendisk`)
+    /// set `max_sectors[]` to `hwif->rqsize`, which only a few chipset drivers set, or
+    /// else 128 sectors (64 KiB); 2.5.64's gives the queue 255.
+    pub ide_max_sectors: Option<u32>,
 }
 
 /// Dirty-page writeback (see `host/page_writeback.rs`).
@@ -184,6 +189,7 @@ impl HostProfile {
             buffer_heads: false,
             unplug: iosched_core::Unplug::Timer,
             nr_requests: None,
+            ide_max_sectors: None,
         }
     }
 
@@ -210,6 +216,8 @@ impl HostProfile {
             unplug: iosched_core::Unplug::TqDisk,
             // queue_nr_requests = 128 above 32 MiB of memory, half per direction.
             nr_requests: Some(64),
+            // ide-probe.c: hwif->rqsize, 0 for a generic chipset, so 128.
+            ide_max_sectors: Some(128),
             // bdflush and kupdated, the only writeback threads.
             pdflush_threads: 2,
             ..Self::linux_2003(mem_bytes)
@@ -239,7 +247,9 @@ impl HostProfile {
     /// What the profile models, in a few words (for report headers).
     pub fn summary(&self) -> &'static str {
         match (self.readahead, self.request_alloc) {
-            (Readahead::Linux24, _) => "2.4 read-ahead, request pool, plugging, bdflush and buffer-head I/O",
+            (Readahead::Linux24, _) => {
+                "2.4 read-ahead, request pool, plugging, 64 KiB IDE requests, bdflush and buffer-head I/O"
+            }
             (Readahead::Linux25, iosched_core::RequestAlloc::V2_5) => "2.5 read-ahead, request pool and page reclaim",
             (Readahead::Linux26, iosched_core::RequestAlloc::V2_6_20) => "2.6 read-ahead, 2.6.20 request pool",
             (Readahead::Linux25, _) => "2.5 read-ahead, 2.6.20 request pool",

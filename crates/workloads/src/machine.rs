@@ -245,10 +245,19 @@ impl Machine {
         if let Some(n) = host.nr_requests {
             driver.push(("nr_requests", n.to_string()));
         }
-        if let Some(m) = profile.max_request_sectors {
+        if let Some(m) = Self::driver_max_sectors(&host, profile) {
             driver.push(("max_sectors", m.to_string()));
         }
         spec.with_driver_settings(&driver).map_err(|e| format!("{spec}: {e}"))
+    }
+
+    /// The largest request the driver gives the queue: the disk's, or the host's IDE
+    /// driver limit where that is lower.
+    fn driver_max_sectors(host: &HostProfile, profile: &Profile) -> Option<u32> {
+        match (profile.max_request_sectors, host.ide_max_sectors) {
+            (Some(d), Some(h)) => Some(d.min(h)),
+            (d, h) => d.or(h),
+        }
     }
 
     /// The request queue for `spec` on this machine's disk: the driver sets the queue
@@ -264,6 +273,16 @@ impl Machine {
                 "{spec}: max_sectors {} exceeds the {} disk's limit of {m} sectors",
                 q.config().max_sectors,
                 profile.name
+            ));
+        }
+        let host = self.host_profile()?;
+        if let Some(m) = host.ide_max_sectors
+            && q.config().max_sectors > m
+        {
+            return Err(format!(
+                "{spec}: max_sectors {} exceeds the {} host's IDE driver limit of {m} sectors",
+                q.config().max_sectors,
+                host.name
             ));
         }
         // Nor can the driver keep more commands in flight than the disk queues.

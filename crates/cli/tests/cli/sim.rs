@@ -53,6 +53,28 @@ fn recheck_claims_1_and_6(v: &serde_json::Value) -> (bool, bool) {
     (platter, order)
 }
 
+/// Claim 8 (the full run's 2.4.21-pre4 row) judged again from its two rows: alone within
+/// ±35 % of 7.9 s, stopped at 15 minutes beside the write, and reading at a rate that
+/// takes the whole tree at least two hours.
+fn recheck_claim_8(v: &serde_json::Value) {
+    let claim = v["claims"].as_array().unwrap().iter().find(|c| c["id"] == 8).unwrap();
+    let rm = v["readmany"].as_array().unwrap();
+    let row = |bg: &str| rm.iter().find(|r| r["label"] == "2.4.21-pre4" && r["background"] == bg).unwrap();
+    let (alone, loaded) = (row("none"), row("stream-write"));
+    let un = alone["elapsed_s"].as_f64().unwrap();
+    let el = loaded["elapsed_s"].as_f64().unwrap();
+    let per_min = loaded["files_read"].as_f64().unwrap() / (el / 60.0);
+    let whole_min = alone["files_read"].as_f64().unwrap() / per_min;
+    let holds = (un - 7.9).abs() <= 0.35 * 7.9 && loaded["timed_out"] == true && el == 900.0 && whole_min >= 120.0;
+    assert_eq!(
+        claim["pass"], holds,
+        "claim 8 against its rows (alone {un} s, {whole_min:.0} min): {}",
+        claim["figures"]
+    );
+    let f = claim["figures"].as_str().unwrap();
+    assert!(f.contains(&format!("the whole tree in about {whole_min:.0} min")), "{f}");
+}
+
 /// The shape points in --quick form (the full run is below). Point 1 (AS ≥ 1.7× deadline
 /// for parallel sequential reads, AS-8192's device at platter speed) needs the full run's
 /// file sizes: a quarter-size file set gives each of 64 readers 2 MiB, too little for
@@ -97,9 +119,9 @@ fn repro_quick_shape_points() {
     assert_eq!(v["tiobench"].as_array().unwrap().len(), 36);
 }
 
-/// The main job itself, at seed 1. Claims 2–5, 7 and 8 hold (over seeds 1–16 claim 4 fails
+/// The main job itself, at seed 1. Claims 2–5 and 7 hold (over seeds 1–16 claim 4 fails
 /// at one, where AS's 128-slot writers hardly wait at one thread count: see
-/// docs/workloads.md); claims 1 and 6 are judged again from the data, and `--strict`
+/// docs/workloads.md); claims 1, 6 and 8 are judged again from the data, and `--strict`
 /// exits 1 exactly when a claim failed. Beyond the verdicts, claim 4's mechanism: with
 /// 8192 slots no random write waits at all, and with 128 slots deadline's and AS's do.
 /// Seconds, with the simulation crates optimised in test builds.
@@ -109,11 +131,12 @@ fn repro_full_claims() {
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["quick"], false);
     let claims = v["claims"].as_array().unwrap();
-    for id in [2, 3, 4, 5, 7, 8] {
+    for id in [2, 3, 4, 5, 7] {
         let c = claims.iter().find(|c| c["id"] == id).unwrap();
         assert_eq!(c["pass"], true, "claim {id} failed: {}", c["figures"]);
     }
     recheck_claims_1_and_6(&v);
+    recheck_claim_8(&v);
     let any_failed = claims.iter().any(|c| c["pass"] == false);
     assert_eq!(o.status.code(), Some(any_failed as i32), "{}", stderr(&o));
     let rand_write_lat = |label: &str, n: u64| rand_write_lat(&v, label, n);

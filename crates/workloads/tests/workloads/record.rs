@@ -124,4 +124,14 @@ fn the_effective_spec_is_the_runs_queue() {
     assert_eq!(cfg(&ncq, "cfq:queue_depth=1").depth, 1);
     assert!(!cfg(&nvme, "bfq").rotational);
     assert!(cfg(&nvme, "bfq:rotational=1").rotational);
+    // The 2.4 host's IDE driver builds requests of at most 128 sectors (ide-probe.c's
+    // default), below the disk's 255, and a spec cannot go past it.
+    let v24 = ide.clone().with_host("linux-2.4");
+    let c = cfg(&v24, "linus");
+    assert_eq!((c.max_sectors, c.nr_requests, c.request_alloc), (128, 64, RequestAlloc::V2_4));
+    assert_eq!(cfg(&v24, "linus:max_sectors=64").max_sectors, 64);
+    let Err(e) = v24.queue(&spec("linus:max_sectors=255")) else {
+        panic!("max_sectors=255 over the driver's limit was taken")
+    };
+    assert!(e.contains("exceeds the linux-2.4 host's IDE driver limit of 128 sectors"), "{e}");
 }
