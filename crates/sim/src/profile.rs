@@ -259,8 +259,8 @@ impl HostProfile {
 
     /// A named profile, optionally with values set: `NAME[:key=VALUE,…]` with
     /// `reserve=SIZE` (memory the page cache may not use; from 1 MiB to half the memory,
-    /// with a binary unit: `30M`) and `pdflush_threads=N` (1..=8), so that
-    /// a chosen or fitted value can be varied from the command line
+    /// with a binary unit: `30M`) and, on the hosts with pdflush, `pdflush_threads=N`
+    /// (1..=8), so that a chosen or fitted value can be varied from the command line
     /// (`docs/calibration.md`). A key given twice or unknown is refused.
     pub fn by_name(spec: &str, mem_bytes: u64) -> Result<Self, String> {
         let (name, settings) = split_spec(spec, "host profile", "key=value", "reserve=30M")?;
@@ -279,6 +279,12 @@ impl HostProfile {
                         return Err(bad(&format!("from 1M to half the memory ({} MiB)", mem_bytes >> 21)));
                     }
                     h.reserve_bytes = b;
+                }
+                // 2.4 has no pdflush: its writeback threads are bdflush and kupdated.
+                "pdflush_threads" if matches!(h.writeback, Writeback::Bdflush24 { .. }) => {
+                    return Err(format!(
+                        "host profile `{spec}`: {k}: {name} has no pdflush (its writeback threads are bdflush and kupdated); the key there is reserve"
+                    ));
                 }
                 "pdflush_threads" => {
                     h.pdflush_threads =
@@ -517,6 +523,7 @@ mod spec_tests {
             ("linux-2.5:reserve=lots", "a size with a binary unit"),
             ("linux-2.5:pdflush_threads=9", "1..=8"),
             ("linux-2.5:mapped=8M", "mapped memory is --mapped"),
+            ("linux-2.4:pdflush_threads=2", "linux-2.4 has no pdflush"),
         ] {
             let e = HostProfile::by_name(spec, 256 << 20).unwrap_err();
             assert!(e.contains(want), "{spec}: {e}");
