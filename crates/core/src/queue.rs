@@ -985,8 +985,11 @@ impl Queue {
     }
 }
 
-/// The back-merge hash (`elv_rqhash`): requests by end sector. Almost always one request
-/// per end; the rare second one (overlapping requests) goes to a small overflow list.
+/// The back-merge hash (`elv_rqhash`): requests by end sector, the newest first, as
+/// 2.6.20's `elv_rqhash_add` puts a request at the head of its chain (`hlist_add_head`)
+/// and `elv_rqhash_find` returns the first match (a request whose end moved is re-added,
+/// so it counts as newest). Almost always one request per end: `first` holds the newest,
+/// and the rare older ones (overlapping requests) wait in `overflow`, oldest first.
 #[derive(Debug, Default)]
 struct MergeHash {
     first: FastMap<u64, ReqId>,
@@ -995,23 +998,24 @@ struct MergeHash {
 
 impl MergeHash {
     fn insert(&mut self, end: u64, id: ReqId) {
-        if let Some(&old) = self.first.get(&end) {
-            if old != id && !self.overflow.contains(&(end, id)) {
-                self.overflow.push((end, id));
+        match self.first.insert(end, id) {
+            Some(old) if old != id => {
+                self.overflow.retain(|&x| x != (end, id));
+                self.overflow.push((end, old));
             }
-        } else {
-            self.first.insert(end, id);
+            _ => {}
         }
     }
     fn remove(&mut self, end: u64, id: ReqId) {
         if self.first.get(&end) == Some(&id) {
             self.first.remove(&end);
-            if let Some(i) = self.overflow.iter().position(|&(e, _)| e == end) {
-                let (_, other) = self.overflow.swap_remove(i);
+            // The next newest with that end takes its place.
+            if let Some(i) = self.overflow.iter().rposition(|&(e, _)| e == end) {
+                let (_, other) = self.overflow.remove(i);
                 self.first.insert(end, other);
             }
         } else if let Some(i) = self.overflow.iter().position(|&x| x == (end, id)) {
-            self.overflow.swap_remove(i);
+            self.overflow.remove(i);
         }
     }
     fn first(&self, end: u64) -> Option<ReqId> {
