@@ -156,7 +156,7 @@ def main():
         sys.exit(f"{a.out}: no `{BEGIN}` … `{END}` markers to put the table between")
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "?"
-    if subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "HEAD"]).returncode != 0:
+    if subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "HEAD", "--", "crates", "profiles"]).returncode != 0:
         commit += " with uncommitted changes"
     with tempfile.TemporaryDirectory() as tmp:
         print("baseline", file=sys.stderr, flush=True)

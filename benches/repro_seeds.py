@@ -44,7 +44,7 @@ def main():
     version = subprocess.run([a.iosched, "--version"], capture_output=True, text=True).stdout.strip()
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip() or "?"
-    if subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "HEAD"]).returncode != 0:
+    if subprocess.run(["git", "-C", ROOT, "diff", "--quiet", "HEAD", "--", "crates", "profiles"]).returncode != 0:
         commit += " with uncommitted changes"
     rows = []
     held = {}
