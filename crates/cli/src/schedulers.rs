@@ -217,14 +217,17 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
     };
     let mut spec = SchedSpec::parse(&spec_text).map_err(|e| format!("{}: {e}", origin()))?;
     // The recorded spec also carries what the device and the kernel gave the queue (its
-    // depth, whether it rotates, its largest request, the request pool's rules; the
-    // runtime and the simulator add them): those describe the recording, not the
+    // depth, whether it rotates, its largest request, when its driver dequeues, the
+    // request pool's and the plug's rules; the runtime and the simulator add them): those describe the recording, not the
     // scheduler, so they carry over to a --sched that does not set them.
     if a.sched.is_some()
         && let Some(rec) = t.meta("sched").and_then(|s| SchedSpec::parse(s).ok())
     {
         for (k, v) in &rec.settings {
-            let device = matches!(k.as_str(), "queue_depth" | "rotational" | "max_sectors" | "request_alloc");
+            let device = matches!(
+                k.as_str(),
+                "queue_depth" | "rotational" | "max_sectors" | "request_alloc" | "unplug" | "dequeue" | "kick_unplug"
+            );
             if device && spec.setting_for(k).is_none() {
                 spec = spec.with_setting(k, v);
             }

@@ -21,6 +21,14 @@ pub struct QueueConfig {
     pub unplug_delay: Duration,
     /// What ends a plug (`unplug`): the 2.5/2.6 threshold and timer, or 2.4's `tq_disk`.
     pub unplug: Unplug,
+    /// When the driver takes a request off the queue's list (`dequeue`): at issue (SCSI,
+    /// libata) or at completion (IDE).
+    pub dequeue: Dequeue,
+    /// A policy's kick unplugs a plugged queue (`kick_unplug`): 2.6.20's
+    /// `blk_start_queueing`, which AS's work handler, `cfq_kick_queue` and
+    /// `cfq_rq_enqueued` call. 2.5.64's AS work handler calls the request function
+    /// directly, which leaves a plugged IDE queue alone (`choose_drive` skips it).
+    pub kick_unplug: bool,
     /// Tick rate for the queue's own jiffy arithmetic (allocation batching window).
     pub hz: Hz,
     /// Which kernel's request allocation (`get_request` / freeing) the pool follows.
@@ -70,15 +78,44 @@ pub enum Unplug {
     #[default]
     Timer,
     /// 2.4 (`drivers/block/ll_rw_blk.c` of 2.4.20/2.4.21, `generic_plug_device`): a queue
-    /// is plugged only when its list is empty, and an IDE queue's list holds the request
-    /// the drive is serving until it completes (`q->head_active`; `end_that_request_last`
-    /// dequeues it), so a queue with a request in flight never plugs and the completion
-    /// interrupt starts the next. A plug has no threshold and no timer: it lasts until
-    /// somebody runs the `tq_disk` task queue — a task waiting on a buffer or page
-    /// (`__wait_on_buffer`, `___wait_on_page` → `block_sync_page`), a task sleeping for a
-    /// request (`__get_request_wait` → `generic_unplug_device`), or kupdated after its
-    /// pass.
+    /// is plugged only when its list is empty (for an IDE queue, whose list holds the
+    /// request being served, see [`Dequeue::Completion`]). A plug has no threshold and no
+    /// timer: it lasts until somebody runs the `tq_disk` task queue — a task waiting on a
+    /// buffer or page (`__wait_on_buffer`, `___wait_on_page` → `block_sync_page`), a task
+    /// sleeping for a request (`__get_request_wait` → `generic_unplug_device`), or
+    /// kupdated after its pass.
     TqDisk,
+}
+
+/// When the driver takes a request off the queue's list (`dequeue`), a property of the
+/// device's driver. It decides whether a queue with a request in flight counts as empty:
+/// `__make_request` plugs only an empty queue (`elv_queue_empty`, which looks at
+/// `q->queue_head` first), and the unplug threshold counts the requests allocated less
+/// `q->in_flight`, which `elv_dequeue_request` raises.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Dequeue {
+    /// SCSI and libata (`scsi_request_fn` → `blkdev_dequeue_request`, 2.6.20): a request
+    /// leaves the list when it is issued, so a queue whose only request is on the device
+    /// is empty and may plug. A completion runs the queue (`scsi_run_queue` →
+    /// `blk_run_queue`), which removes a plug.
+    #[default]
+    Issue,
+    /// IDE (2.4's `q->head_active`; 2.5.64 and 2.6.20 `drivers/ide/ide-io.c`: the request
+    /// taken with `elv_next_request` is dequeued by `__ide_end_request`): the request the
+    /// drive is serving stays on the list until it completes, so a queue with one in
+    /// flight never plugs, the completion interrupt starts the next (`ide_intr` →
+    /// `ide_do_request`), and the request in flight counts toward `unplug_thresh`.
+    Completion,
+}
+
+/// `dequeue` values, in [`Dequeue`] order.
+const DEQUEUE_NAMES: &[&str] = &["issue", "completion"];
+
+impl Dequeue {
+    /// The `dequeue` setting's value for this rule.
+    pub fn name(self) -> &'static str {
+        DEQUEUE_NAMES[self as usize]
+    }
 }
 
 /// `unplug` values, in [`Unplug`] order.
@@ -101,6 +138,8 @@ impl Default for QueueConfig {
             unplug_thresh: 4,
             unplug_delay: Duration::from_millis(3),
             unplug: Unplug::Timer,
+            dequeue: Dequeue::Issue,
+            kick_unplug: true,
             hz: Hz::default(),
             request_alloc: RequestAlloc::V2_6_20,
             rotational: true,
@@ -140,7 +179,16 @@ pub const QUEUE_TUNABLES: &[Spec] = &[
     Spec::choice(
         "unplug",
         UNPLUG_NAMES,
-        "what ends a plug: timer (2.5/2.6: unplug_thresh requests, unplug_delay, or a waiting task) or tq_disk (2.4: only a task that waits runs tq_disk; a queue with a request in flight never plugs, as IDE keeps it on the list)",
+        "what ends a plug: timer (2.5/2.6: unplug_thresh requests, unplug_delay, or a waiting task) or tq_disk (2.4: only a task that waits runs tq_disk)",
+    ),
+    Spec::choice(
+        "dequeue",
+        DEQUEUE_NAMES,
+        "when the driver takes a request off the queue: issue (SCSI, libata: a queue with only requests in flight may plug; a completion runs the queue) or completion (IDE: the request being served stays queued, so the queue does not plug while one is in flight); default: the device's interface",
+    ),
+    Spec::boolean(
+        "kick_unplug",
+        "a policy's kick unplugs a plugged queue (2.6.20's blk_start_queueing; 0: 2.5.64, where the kick runs the request function and a plugged IDE queue waits)",
     ),
     Spec::values("hz", &[100, 250, 300, 1000], "kernel tick rate used for jiffy arithmetic"),
     Spec::choice(
@@ -175,6 +223,8 @@ impl QueueConfig {
             "unplug_thresh" => self.unplug_thresh as i64,
             "unplug_delay" => self.unplug_delay.as_millis() as i64,
             "unplug" => self.unplug as i64,
+            "dequeue" => self.dequeue as i64,
+            "kick_unplug" => self.kick_unplug as i64,
             "hz" => self.hz.get() as i64,
             "request_alloc" => self.request_alloc as i64,
             "rotational" => self.rotational as i64,
@@ -197,6 +247,8 @@ impl QueueConfig {
             "unplug_thresh" => self.unplug_thresh = v as u32,
             "unplug_delay" => self.unplug_delay = Duration::from_millis(v as u64),
             "unplug" => self.unplug = if v == 0 { Unplug::Timer } else { Unplug::TqDisk },
+            "dequeue" => self.dequeue = if v == 0 { Dequeue::Issue } else { Dequeue::Completion },
+            "kick_unplug" => self.kick_unplug = v != 0,
             // (`Spec::values` admits only Hz::ALLOWED.)
             "hz" => self.hz = Hz::new(v as u32),
             "request_alloc" => {

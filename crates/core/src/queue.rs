@@ -23,7 +23,7 @@
 //! `request_fn`: after an unplug, a completion, a policy kick or a barrier — so policies
 //! with side effects in `dispatch` (CFQ arming its idle timer) behave as in the kernel.
 
-use crate::config::{BATCH_REQUESTS, QueueConfig, RequestAlloc, Unplug};
+use crate::config::{BATCH_REQUESTS, Dequeue, QueueConfig, RequestAlloc, Unplug};
 use crate::dispatch::DispatchList;
 use crate::fastmap::{FastMap, IdMap};
 use crate::request::{Dir, Op, Owner, ReqId, Request, Status};
@@ -235,6 +235,9 @@ pub struct Queue {
     unplug_at: Option<Instant>,
     /// The kernel would call `request_fn` now.
     run: bool,
+    /// Bios of tasks woken for a slot, whose requests go in after the current dispatch
+    /// decision (`admit_woken`).
+    woken: Vec<Request>,
     events: VecDeque<Event>,
     record: Option<Vec<Record>>,
     last_now: Instant,
@@ -270,6 +273,7 @@ impl Queue {
             plugged: false,
             unplug_at: None,
             run: false,
+            woken: Vec::new(),
             events: VecDeque::new(),
             record: None,
             last_now: Instant::ZERO,
@@ -295,7 +299,7 @@ impl Queue {
 
     /// Is request `id` known to the queue (waiting, queued or in flight)?
     pub fn knows(&self, id: ReqId) -> bool {
-        self.slots.contains_key(&id)
+        self.slots.contains_key(&id) || self.woken.iter().any(|b| b.id == id)
     }
 
     /// The queue is plugged (holding requests back so they can gather; `plugging`).
@@ -317,13 +321,14 @@ impl Queue {
     pub fn is_congested(&self, dir: Dir) -> bool {
         self.pool.congested[dir.index()]
     }
-    /// Requests inside the policy or on the dispatch list (not yet started).
+    /// Requests inside the policy or on the dispatch list (not yet started), and those
+    /// of woken submitters about to go in.
     pub fn pending(&self) -> usize {
-        self.sched.queued() + self.list.len()
+        self.sched.queued() + self.list.len() + self.woken.len()
     }
     /// True when nothing is queued, dispatched, in flight or waiting for a slot.
     pub fn is_idle(&self) -> bool {
-        self.slots.is_empty() && self.pool.waiters.iter().all(|w| w.is_empty())
+        self.slots.is_empty() && self.woken.is_empty() && self.pool.waiters.iter().all(|w| w.is_empty())
     }
     /// The submitted units of a request that `poll_dispatch` returned.
     pub fn segments(&self, id: ReqId) -> Segments<'_> {
@@ -359,6 +364,7 @@ impl Queue {
     /// A submitter hands over a unit of I/O.
     pub fn handle_arrival(&mut self, now: Instant, bio: Request) -> Admission {
         self.tick(now);
+        self.admit_woken(now);
         self.rec(|| Record::Arrival { at: now, rq: bio });
         assert!(bio.len_sectors > 0 || bio.op == Op::Flush, "empty request {}", bio.id);
         assert!(!self.slots.contains_key(&bio.id), "duplicate request id {}", bio.id);
@@ -408,8 +414,8 @@ impl Queue {
             self.run = true;
             return;
         }
-        // 2.4 IDE: the request in flight is still on the list, so the queue is not empty.
-        let head_active = self.cfg.unplug == Unplug::TqDisk && self.in_flight > 0;
+        // IDE: the request in flight is still on the list, so the queue is not empty.
+        let head_active = self.cfg.dequeue == Dequeue::Completion && self.in_flight > 0;
         if self.cfg.plugging && self.queue_empty() && !head_active {
             self.plug(now);
         }
@@ -432,7 +438,10 @@ impl Queue {
         if !self.cfg.plugging {
             self.run = true;
         } else if self.plugged && self.cfg.unplug == Unplug::Timer {
-            let nrq = self.pool.count[0] + self.pool.count[1] - self.in_flight;
+            // q->in_flight counts requests the driver has dequeued: an IDE request only
+            // once it completes.
+            let dequeued = if self.cfg.dequeue == Dequeue::Issue { self.in_flight } else { 0 };
+            let nrq = self.pool.count[0] + self.pool.count[1] - dequeued;
             if nrq >= self.cfg.unplug_thresh {
                 self.unplug(false);
             }
@@ -463,6 +472,10 @@ impl Queue {
         moved.clear();
         self.moved = moved;
         if kicked {
+            // blk_start_queueing: a plugged queue is unplugged, an unplugged one run.
+            if self.cfg.kick_unplug {
+                self.unplug(false);
+            }
             self.run = true;
         }
     }
@@ -774,6 +787,17 @@ impl Queue {
         }
     }
 
+    /// Insert the requests of tasks woken for a slot (`wake_one`), as each woken task
+    /// does when it runs: after the dispatch decision of the path that woke it, before
+    /// the next input.
+    fn admit_woken(&mut self, now: Instant) {
+        for bio in std::mem::take(&mut self.woken) {
+            // init_request_from_bio runs after get_request_wait returns: the request's
+            // start_time (what CFQ's FIFO ages from) is now, not the bio's submission.
+            self.insert_new(now, Request { arrival: now, ..bio });
+        }
+    }
+
     /// Wake the first sleeper of a direction: it becomes a batcher and retries; if it
     /// still gets no slot it sleeps again at the back of the line.
     fn wake_one(&mut self, now: Instant, dir: Dir) {
@@ -787,7 +811,10 @@ impl Queue {
         }
         if self.get_request(now, &bio) {
             self.events.push_back(Event::Admitted { id: bio.id });
-            self.insert_new(now, bio);
+            // freed_request only wakes the sleeper; the driver's request function runs in
+            // the same completion path, and the woken task inserts its request when it
+            // runs, after that dispatch decision (`admit_woken`).
+            self.woken.push(bio);
         } else {
             self.pool.waiters[d].push_back(bio);
         }
@@ -826,6 +853,7 @@ impl Queue {
     /// sync bio was submitted: start a plugged queue now.
     pub fn handle_unplug(&mut self, now: Instant) {
         self.tick(now);
+        self.admit_woken(now);
         self.rec(|| Record::Unplug { at: now });
         self.unplug(false);
     }
@@ -834,7 +862,21 @@ impl Queue {
     // Dispatch and completion
 
     /// The next request for the device, if the device has room and the queue would run.
+    /// Once the driver has nothing more to take, the tasks a freed slot woke insert their
+    /// requests, and the queue is asked again.
     pub fn poll_dispatch(&mut self, now: Instant) -> Option<Request> {
+        if let Some(rq) = self.next_dispatch(now) {
+            return Some(rq);
+        }
+        if self.woken.is_empty() {
+            return None;
+        }
+        self.admit_woken(now);
+        self.next_dispatch(now)
+    }
+
+    /// `request_fn` → `elv_next_request`: one request for the device, if it has room.
+    fn next_dispatch(&mut self, now: Instant) -> Option<Request> {
         self.tick(now);
         if !self.run || self.plugged {
             return None;
@@ -877,6 +919,7 @@ impl Queue {
     /// The device finished request `id`.
     pub fn handle_completion(&mut self, now: Instant, id: ReqId, status: Status) {
         self.tick(now);
+        self.admit_woken(now);
         self.rec(|| Record::Completion { at: now, id, status });
         let mut slot = self.slots.remove(&id).unwrap_or_else(|| panic!("completion of unknown request {id}"));
         assert_eq!(slot.state, State::InFlight, "completion of request {id} that is not in flight");
@@ -895,13 +938,19 @@ impl Queue {
             self.events.push_back(Event::Completed { id: seg.id, request: id, status });
         }
         self.freed_request(now, slot.rq.dir());
-        // The driver asks for more work after every completion.
+        // The driver asks for more work after every completion; a 2.6 SCSI completion
+        // does so through blk_run_queue, which removes a plug first (under 2.4's tq_disk
+        // rule the plug stays).
+        if self.cfg.dequeue == Dequeue::Issue && self.cfg.unplug == Unplug::Timer {
+            self.unplug(false);
+        }
         self.run = true;
     }
 
     /// The device gave request `id` back unstarted; it goes to the head of the list.
     pub fn handle_requeue(&mut self, now: Instant, id: ReqId) {
         self.tick(now);
+        self.admit_woken(now);
         self.rec(|| Record::Requeue { at: now, id });
         let slot = self.slots.get_mut(&id).unwrap_or_else(|| panic!("requeue of unknown request {id}"));
         assert_eq!(slot.state, State::InFlight, "requeue of request {id} that is not in flight");
@@ -919,6 +968,7 @@ impl Queue {
     /// Fire due timers: the unplug timer and the policy's. Safe to call spuriously.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tick(now);
+        self.admit_woken(now);
         self.rec(|| Record::Timeout { at: now });
         if self.plugged && self.unplug_at.is_some_and(|t| t <= now) {
             self.unplug(true);
@@ -941,6 +991,7 @@ impl Queue {
     /// A task exited (the policy forgets or learns from it).
     pub fn handle_owner_exit(&mut self, now: Instant, owner: Owner) {
         self.tick(now);
+        self.admit_woken(now);
         self.rec(|| Record::Exit { at: now, owner });
         self.batching.remove(&owner);
         let mut ctx = Ctx::new(&mut self.list);
@@ -952,6 +1003,7 @@ impl Queue {
     /// Force every queued request onto the dispatch list (`elv_drain_elevator`).
     pub fn drain(&mut self, now: Instant) {
         self.tick(now);
+        self.admit_woken(now);
         self.rec(|| Record::Drain { at: now });
         let mut ctx = Ctx::new(&mut self.list);
         self.sched.drain(now, &mut ctx);

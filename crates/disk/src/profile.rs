@@ -68,6 +68,33 @@ pub struct Profile {
     /// The largest request the driver accepts (`max_hw_sectors`), if the profile says:
     /// 2.5-era IDE took 255 sectors. `None` leaves the block layer's default.
     pub max_request_sectors: Option<u32>,
+    /// The interface the drive sits on, which decides its driver's rule for taking
+    /// requests off the queue (`interface`; default `scsi`).
+    pub interface: Interface,
+}
+
+/// A drive's interface, and so its Linux driver: what the request queue sees of it is
+/// when the driver takes a request off the queue's list.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Interface {
+    /// ATA through the IDE driver (`drivers/ide/ide-io.c`): the request being served
+    /// stays on the queue's list until it completes.
+    Ide,
+    /// SCSI, and SATA through libata (the SCSI midlayer, `scsi_request_fn`): a request
+    /// leaves the list when it is issued.
+    #[default]
+    Scsi,
+    /// NVMe (blk-mq): a request leaves the scheduler when it is issued.
+    Nvme,
+}
+
+/// `interface` values, in [`Interface`] order.
+pub const INTERFACE_NAMES: &[&str] = &["ide", "scsi", "nvme"];
+
+impl Interface {
+    pub fn name(self) -> &'static str {
+        INTERFACE_NAMES[self as usize]
+    }
 }
 
 impl Profile {
@@ -224,6 +251,8 @@ pub fn load_profile(name_or_path: &str) -> Result<Profile, ProfileError> {
             origin: name_or_path.to_owned(),
             kind: ProfileKind::Hdd(Arc::new(params)),
             max_request_sectors: None,
+            // DiskSim's validated drives are SCSI disks.
+            interface: Interface::Scsi,
         });
     }
     let src = crate::input::read_text(path, crate::input::MAX_PROFILE_BYTES).map_err(|e| ProfileError {
@@ -262,6 +291,7 @@ struct Doc {
     description: F,
     kind: F,
     max_request_sectors: F,
+    interface: F,
     disk: Option<Spanned<DiskRaw>>,
     controller: Option<Spanned<ControllerRaw>>,
     cache: Option<Spanned<CacheRaw>>,
@@ -738,7 +768,12 @@ pub fn parse_profile(src: &str, file: &str) -> Result<Profile, ProfileError> {
         None => None,
         f => Some(cx.int(f, "max_request_sectors", 8, 65535, None, ("top level", None))? as u32),
     };
-    Ok(Profile { name, description, origin: file.into(), kind, max_request_sectors })
+    let interface = match cx.choice(&doc.interface, "interface", INTERFACE_NAMES, "scsi")?.as_str() {
+        "ide" => Interface::Ide,
+        "nvme" => Interface::Nvme,
+        _ => Interface::Scsi,
+    };
+    Ok(Profile { name, description, origin: file.into(), kind, max_request_sectors, interface })
 }
 
 fn null(cx: &Ctx, doc: &Doc) -> Result<NullParams, ProfileError> {

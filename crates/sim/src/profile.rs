@@ -84,6 +84,10 @@ pub struct HostProfile {
     /// set `max_sectors[]` to `hwif->rqsize`, which only a few chipset drivers set, or
     /// else 128 sectors (64 KiB); 2.5.64's gives the queue 255.
     pub ide_max_sectors: Option<u32>,
+    /// Whether a policy's kick unplugs the queue (the queue's `kick_unplug`): 2.6.20's
+    /// `blk_start_queueing`; 2.5.64's AS work handler runs the request function, which a
+    /// plugged IDE queue ignores; 2.4's elevator never kicks.
+    pub kick_unplug: bool,
 }
 
 /// Dirty-page writeback (see `host/page_writeback.rs`).
@@ -190,6 +194,7 @@ impl HostProfile {
             unplug: iosched_core::Unplug::Timer,
             nr_requests: None,
             ide_max_sectors: None,
+            kick_unplug: false,
         }
     }
 
@@ -238,6 +243,8 @@ impl HostProfile {
             mapped_bytes: 0,
             ext2_colour: true,
             lock_page_exclusive: true,
+            // blk_start_queueing (2.6.20).
+            kick_unplug: true,
             ..Self::linux_2003(mem_bytes)
         }
     }

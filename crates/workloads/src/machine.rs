@@ -7,6 +7,7 @@ use iosched_benchmarks::units::fmt_bytes;
 use iosched_core::trace::Trace;
 use iosched_core::{Instant, Queue};
 use iosched_disk::Profile;
+use iosched_disk::profile::Interface;
 use iosched_policies::SchedSpec;
 use iosched_sim::{CpuProfile, HostProfile, Sim, SimConfig};
 
@@ -245,16 +246,23 @@ impl Machine {
         if let Some(n) = host.nr_requests {
             driver.push(("nr_requests", n.to_string()));
         }
+        if profile.interface == Interface::Ide {
+            driver.push(("dequeue", iosched_core::Dequeue::Completion.name().to_string()));
+        }
+        if !host.kick_unplug {
+            driver.push(("kick_unplug", "0".to_string()));
+        }
         if let Some(m) = Self::driver_max_sectors(&host, profile) {
             driver.push(("max_sectors", m.to_string()));
         }
         spec.with_driver_settings(&driver).map_err(|e| format!("{spec}: {e}"))
     }
 
-    /// The largest request the driver gives the queue: the disk's, or the host's IDE
-    /// driver limit where that is lower.
+    /// The largest request the driver gives the queue: the disk's, or for an IDE disk the
+    /// host's IDE driver limit where that is lower.
     fn driver_max_sectors(host: &HostProfile, profile: &Profile) -> Option<u32> {
-        match (profile.max_request_sectors, host.ide_max_sectors) {
+        let ide = host.ide_max_sectors.filter(|_| profile.interface == Interface::Ide);
+        match (profile.max_request_sectors, ide) {
             (Some(d), Some(h)) => Some(d.min(h)),
             (d, h) => d.or(h),
         }
@@ -277,6 +285,7 @@ impl Machine {
         }
         let host = self.host_profile()?;
         if let Some(m) = host.ide_max_sectors
+            && profile.interface == Interface::Ide
             && q.config().max_sectors > m
         {
             return Err(format!(

@@ -523,7 +523,7 @@ fn tiobench_record_then_replay() {
     }
     let text = std::fs::read_to_string(&one.0).unwrap();
     assert!(
-        text.contains("\n# sched as:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255\n"),
+        text.contains("\n# sched as:queue_depth=1,request_alloc=2.5,rotational=1,dequeue=completion,kick_unplug=0,max_sectors=255\n"),
         "{text:.300}"
     );
     assert!(text.contains("\n# run tiobench, 4 threads, as\n"), "{text:.300}");
@@ -536,7 +536,11 @@ fn tiobench_record_then_replay() {
     // deadline's inputs under AS, on the recorded machine's queue: AS decides otherwise.
     let r = iosched(&["replay", two.s(), "--sched", "as", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(&r)).unwrap();
-    assert_eq!(v["scheduler"], "as:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255", "{v}");
+    assert_eq!(
+        v["scheduler"],
+        "as:queue_depth=1,request_alloc=2.5,rotational=1,dequeue=completion,kick_unplug=0,max_sectors=255",
+        "{v}"
+    );
     assert_eq!(v["identical"], false, "{v}");
     assert!(!r.status.success());
     // Recording again replaces our own traces, but never a file that is not one.

@@ -5,7 +5,7 @@
 
 use super::{machine, spec};
 use iosched_core::trace::Trace;
-use iosched_core::{QueueConfig, RequestAlloc};
+use iosched_core::{Dequeue, QueueConfig, RequestAlloc};
 use iosched_policies::SchedSpec;
 use iosched_workloads::aio_stress::{self, AioStressConfig};
 use iosched_workloads::iozone::{self, IozoneConfig};
@@ -34,7 +34,13 @@ fn simulated_tiobench_runs_replay_through_a_fresh_queue() {
     }
     // The check can fail: the same inputs under another policy dispatch differently.
     let (_, t) = tiobench::run_recorded(&spec("deadline"), 4, &cfg).unwrap();
-    assert!(replay(&t, Some("noop:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255")).is_err());
+    assert!(
+        replay(
+            &t,
+            Some("noop:queue_depth=1,request_alloc=2.5,rotational=1,dequeue=completion,kick_unplug=0,max_sectors=255")
+        )
+        .is_err()
+    );
 }
 
 /// The read-many run: timers (AS anticipation, CFQ idling), a full pool with writers
@@ -113,14 +119,18 @@ fn the_effective_spec_is_the_runs_queue() {
     };
     let c = cfg(&ide, "as");
     assert_eq!((c.depth, c.request_alloc, c.rotational, c.max_sectors), (1, RequestAlloc::V2_5, true, 255));
+    // The IDE disk's driver dequeues at completion; 2.5.64's kicks leave a plug alone.
+    assert_eq!((c.dequeue, c.kick_unplug), (Dequeue::Completion, false));
     assert_eq!(
         ide.effective_spec(&spec("as")).unwrap().text,
-        "as:queue_depth=1,request_alloc=2.5,rotational=1,max_sectors=255"
+        "as:queue_depth=1,request_alloc=2.5,rotational=1,dequeue=completion,kick_unplug=0,max_sectors=255"
     );
     assert_eq!(cfg(&ide, "deadline:max_sectors_kb=64").max_sectors, 128);
     assert_eq!(cfg(&ide, "deadline:request_alloc=2.6.20").request_alloc, RequestAlloc::V2_6_20);
     let c = cfg(&ncq, "cfq");
     assert_eq!((c.depth, c.request_alloc, c.rotational), (32, RequestAlloc::V2_6_20, true));
+    // libata SATA on 2.6.20: dequeued at issue, blk_start_queueing unplugs.
+    assert_eq!((c.dequeue, c.kick_unplug), (Dequeue::Issue, true));
     assert_eq!(cfg(&ncq, "cfq:queue_depth=1").depth, 1);
     assert!(!cfg(&nvme, "bfq").rotational);
     assert!(cfg(&nvme, "bfq:rotational=1").rotational);
