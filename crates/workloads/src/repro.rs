@@ -796,7 +796,7 @@ fn claims(setup: &ReproSetup, quick: bool, sustained: f64, t: &[TiobenchRow], m:
             c.check(
                 &[whole_min],
                 || whole_min >= SEED_READMANY_24_MANY_HOURS_MIN,
-                || format!("the read rate gives the whole tree in {whole_min:.0} min, not many hours (≥ 2 h)"),
+                || format!("the read rate gives the whole tree in {whole_min:.0} min: not many hours (≥ 2 h)"),
             );
         }
         let f = format!(

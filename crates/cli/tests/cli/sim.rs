@@ -120,7 +120,7 @@ fn repro_quick_shape_points() {
 }
 
 /// The main job itself, at seed 1. Claims 2–5 and 7 hold (over seeds 1–16 claim 4 fails
-/// at one, where AS's 128-slot writers hardly wait at one thread count: see
+/// at some, where AS's 128-slot writers hardly wait at one thread count: see
 /// docs/workloads.md); claims 1, 6 and 8 are judged again from the data, and `--strict`
 /// exits 1 exactly when a claim failed. Beyond the verdicts, claim 4's mechanism: with
 /// 8192 slots no random write waits at all, and with 128 slots deadline's and AS's do.
