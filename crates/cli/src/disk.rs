@@ -257,6 +257,7 @@ fn print_info(i: &info::DiskInfo) {
     };
     println!("  capacity            {cap} ({} sectors)", i.capacity_sectors);
     println!("  queue depth         {}", i.queue_depth);
+    println!("  interface           {}", i.interface);
     if let Some(rpm) = i.rpm {
         println!("  rpm                 {rpm}");
         println!(

@@ -21,6 +21,8 @@ pub struct DiskInfo {
     pub capacity_sectors: u64,
     pub capacity_gb: f64,
     pub queue_depth: u32,
+    /// `ide`, `scsi` or `nvme`: decides the queue's `dequeue` rule.
+    pub interface: String,
     /// Rotating drives only.
     pub rpm: Option<u32>,
     pub cylinders: Option<u32>,
@@ -160,6 +162,7 @@ pub fn info(p: &Profile) -> DiskInfo {
         capacity_sectors: cap,
         capacity_gb: cap as f64 * 512.0 / 1e9,
         queue_depth: p.queue_depth(),
+        interface: p.interface.name().into(),
         rpm: None,
         cylinders: None,
         surfaces: None,

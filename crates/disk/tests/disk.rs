@@ -299,8 +299,21 @@ fn profile_err(src: &str) -> String {
 fn profile_errors_name_file_line_field_and_expectation() {
     let base = load_profile("ide-2003").unwrap();
     assert_eq!(base.name, "ide-2003");
+    assert_eq!(base.interface, iosched_disk::profile::Interface::Ide);
+    assert_eq!(load_profile("sata-2004-ncq").unwrap().interface, iosched_disk::profile::Interface::Scsi);
     let good = iosched_disk::profile::builtin_source("ide-2003").unwrap();
     let line_of = |s: &str, key: &str| s.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+    let bad = good.replace("interface = \"ide\"", "interface = \"usb\"");
+    assert_eq!(
+        profile_err(&bad),
+        format!(
+            "profiles/foo.toml:{}: field `interface`: expected one of \"ide\", \"scsi\", \"nvme\", got \"usb\"",
+            line_of(&bad, "interface")
+        )
+    );
+    // Unsaid, a profile's drive is on SCSI (or libata SATA).
+    let plain = good.replace("interface = \"ide\"", "");
+    assert_eq!(parse_profile(&plain, "p.toml").unwrap().interface, iosched_disk::profile::Interface::Scsi);
 
     let bad = good.replace("rpm = 7200", "rpm = -5");
     assert_eq!(
