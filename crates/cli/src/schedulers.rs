@@ -216,18 +216,16 @@ pub fn replay(a: ReplayArgs) -> Result<(), String> {
         }
     };
     let mut spec = SchedSpec::parse(&spec_text).map_err(|e| format!("{}: {e}", origin()))?;
-    // The recorded spec also carries what the device and the kernel gave the queue (its
-    // depth, whether it rotates, its largest request, when its driver dequeues, the
-    // request pool's and the plug's rules; the runtime and the simulator add them): those describe the recording, not the
-    // scheduler, so they carry over to a --sched that does not set them.
+    // The recorded spec also carries what the device and the kernel gave the queue
+    // (DRIVER_TUNABLES: its depth, whether it rotates, its largest request, when its
+    // driver dequeues, the pool's and the plug's rules; the runtime and the simulator add
+    // them): those describe the recording, not the scheduler, so they carry over to a
+    // --sched that does not set them.
     if a.sched.is_some()
         && let Some(rec) = t.meta("sched").and_then(|s| SchedSpec::parse(s).ok())
     {
         for (k, v) in &rec.settings {
-            let device = matches!(
-                k.as_str(),
-                "queue_depth" | "rotational" | "max_sectors" | "request_alloc" | "unplug" | "dequeue" | "kick_unplug"
-            );
+            let device = iosched_core::DRIVER_TUNABLES.contains(&k.as_str());
             if device && spec.setting_for(k).is_none() {
                 spec = spec.with_setting(k, v);
             }

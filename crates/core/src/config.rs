@@ -150,6 +150,12 @@ impl Default for QueueConfig {
 /// `BLK_BATCH_REQ`: requests a batching task may allocate past a full pool.
 pub(crate) const BATCH_REQUESTS: u32 = 32;
 
+/// The queue tunables that describe the device and the kernel under the scheduler (what
+/// a driver or host sets up), not the scheduler: a recording's values of these carry
+/// over when its inputs are replayed under another scheduler.
+pub const DRIVER_TUNABLES: &[&str] =
+    &["queue_depth", "rotational", "max_sectors", "request_alloc", "unplug", "dequeue", "kick_unplug"];
+
 /// The queue-level tunables, by sysfs name.
 pub const QUEUE_TUNABLES: &[Spec] = &[
     Spec::count("nr_requests", 4, 1 << 20, "request slots per direction (reads and writes separately)"),

@@ -24,7 +24,7 @@ pub mod time;
 pub mod trace;
 pub mod tunable;
 
-pub use config::{Dequeue, QUEUE_TUNABLES, QueueConfig, RequestAlloc, Unplug};
+pub use config::{DRIVER_TUNABLES, Dequeue, QUEUE_TUNABLES, QueueConfig, RequestAlloc, Unplug};
 pub use dispatch::DispatchList;
 pub use driver::{Env, Wake, run};
 pub use fastmap::{FastMap, FastSet, IdMap, Slab};

@@ -363,8 +363,7 @@ impl Queue {
 
     /// A submitter hands over a unit of I/O.
     pub fn handle_arrival(&mut self, now: Instant, bio: Request) -> Admission {
-        self.tick(now);
-        self.admit_woken(now);
+        self.enter(now);
         self.rec(|| Record::Arrival { at: now, rq: bio });
         assert!(bio.len_sectors > 0 || bio.op == Op::Flush, "empty request {}", bio.id);
         assert!(!self.slots.contains_key(&bio.id), "duplicate request id {}", bio.id);
@@ -787,6 +786,13 @@ impl Queue {
         }
     }
 
+    /// The start of every input: the clock moves on, and the tasks the previous input
+    /// woke have run.
+    fn enter(&mut self, now: Instant) {
+        self.tick(now);
+        self.admit_woken(now);
+    }
+
     /// Insert the requests of tasks woken for a slot (`wake_one`), as each woken task
     /// does when it runs: after the dispatch decision of the path that woke it, before
     /// the next input.
@@ -852,8 +858,7 @@ impl Queue {
     /// A submitter is about to wait for I/O it issued (`sync_page` → `unplug_fn`), or a
     /// sync bio was submitted: start a plugged queue now.
     pub fn handle_unplug(&mut self, now: Instant) {
-        self.tick(now);
-        self.admit_woken(now);
+        self.enter(now);
         self.rec(|| Record::Unplug { at: now });
         self.unplug(false);
     }
@@ -918,8 +923,7 @@ impl Queue {
 
     /// The device finished request `id`.
     pub fn handle_completion(&mut self, now: Instant, id: ReqId, status: Status) {
-        self.tick(now);
-        self.admit_woken(now);
+        self.enter(now);
         self.rec(|| Record::Completion { at: now, id, status });
         let mut slot = self.slots.remove(&id).unwrap_or_else(|| panic!("completion of unknown request {id}"));
         assert_eq!(slot.state, State::InFlight, "completion of request {id} that is not in flight");
@@ -949,8 +953,7 @@ impl Queue {
 
     /// The device gave request `id` back unstarted; it goes to the head of the list.
     pub fn handle_requeue(&mut self, now: Instant, id: ReqId) {
-        self.tick(now);
-        self.admit_woken(now);
+        self.enter(now);
         self.rec(|| Record::Requeue { at: now, id });
         let slot = self.slots.get_mut(&id).unwrap_or_else(|| panic!("requeue of unknown request {id}"));
         assert_eq!(slot.state, State::InFlight, "requeue of request {id} that is not in flight");
@@ -967,8 +970,7 @@ impl Queue {
 
     /// Fire due timers: the unplug timer and the policy's. Safe to call spuriously.
     pub fn handle_timeout(&mut self, now: Instant) {
-        self.tick(now);
-        self.admit_woken(now);
+        self.enter(now);
         self.rec(|| Record::Timeout { at: now });
         if self.plugged && self.unplug_at.is_some_and(|t| t <= now) {
             self.unplug(true);
@@ -990,8 +992,7 @@ impl Queue {
 
     /// A task exited (the policy forgets or learns from it).
     pub fn handle_owner_exit(&mut self, now: Instant, owner: Owner) {
-        self.tick(now);
-        self.admit_woken(now);
+        self.enter(now);
         self.rec(|| Record::Exit { at: now, owner });
         self.batching.remove(&owner);
         let mut ctx = Ctx::new(&mut self.list);
@@ -1002,8 +1003,7 @@ impl Queue {
 
     /// Force every queued request onto the dispatch list (`elv_drain_elevator`).
     pub fn drain(&mut self, now: Instant) {
-        self.tick(now);
-        self.admit_woken(now);
+        self.enter(now);
         self.rec(|| Record::Drain { at: now });
         let mut ctx = Ctx::new(&mut self.list);
         self.sched.drain(now, &mut ctx);

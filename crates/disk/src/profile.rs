@@ -95,6 +95,10 @@ impl Interface {
     pub fn name(self) -> &'static str {
         INTERFACE_NAMES[self as usize]
     }
+    /// The interface an `interface` value names.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Interface::Ide, Interface::Scsi, Interface::Nvme].into_iter().find(|i| i.name() == name)
+    }
 }
 
 impl Profile {
@@ -768,11 +772,8 @@ pub fn parse_profile(src: &str, file: &str) -> Result<Profile, ProfileError> {
         None => None,
         f => Some(cx.int(f, "max_request_sectors", 8, 65535, None, ("top level", None))? as u32),
     };
-    let interface = match cx.choice(&doc.interface, "interface", INTERFACE_NAMES, "scsi")?.as_str() {
-        "ide" => Interface::Ide,
-        "nvme" => Interface::Nvme,
-        _ => Interface::Scsi,
-    };
+    let interface = Interface::from_name(&cx.choice(&doc.interface, "interface", INTERFACE_NAMES, "scsi")?)
+        .expect("choice() admits only INTERFACE_NAMES");
     Ok(Profile { name, description, origin: file.into(), kind, max_request_sectors, interface })
 }
 

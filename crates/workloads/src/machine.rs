@@ -229,11 +229,10 @@ impl Machine {
     /// line and `iosched replay` rebuilds that queue from it.
     pub fn effective_spec(&self, spec: &SchedSpec) -> Result<SchedSpec, String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
-        self.effective_spec_on(&profile, spec)
+        Self::effective_spec_on(&self.host_profile()?, &profile, spec)
     }
 
-    fn effective_spec_on(&self, profile: &Profile, spec: &SchedSpec) -> Result<SchedSpec, String> {
-        let host = self.host_profile()?;
+    fn effective_spec_on(host: &HostProfile, profile: &Profile, spec: &SchedSpec) -> Result<SchedSpec, String> {
         let rotational = matches!(profile.kind, iosched_disk::profile::ProfileKind::Hdd(_));
         let mut driver = vec![
             ("queue_depth", profile.queue_depth().max(1).to_string()),
@@ -252,20 +251,20 @@ impl Machine {
         if !host.kick_unplug {
             driver.push(("kick_unplug", "0".to_string()));
         }
-        if let Some(m) = Self::driver_max_sectors(&host, profile) {
+        let max_sectors = match (profile.max_request_sectors, Self::ide_limit(host, profile)) {
+            (Some(d), Some(h)) => Some(d.min(h)),
+            (d, h) => d.or(h),
+        };
+        if let Some(m) = max_sectors {
             driver.push(("max_sectors", m.to_string()));
         }
         spec.with_driver_settings(&driver).map_err(|e| format!("{spec}: {e}"))
     }
 
-    /// The largest request the driver gives the queue: the disk's, or for an IDE disk the
-    /// host's IDE driver limit where that is lower.
-    fn driver_max_sectors(host: &HostProfile, profile: &Profile) -> Option<u32> {
-        let ide = host.ide_max_sectors.filter(|_| profile.interface == Interface::Ide);
-        match (profile.max_request_sectors, ide) {
-            (Some(d), Some(h)) => Some(d.min(h)),
-            (d, h) => d.or(h),
-        }
+    /// The host's IDE driver limit on a request, if the disk is on IDE and the host has
+    /// one (the queue takes the lower of it and the disk's own).
+    fn ide_limit(host: &HostProfile, profile: &Profile) -> Option<u32> {
+        host.ide_max_sectors.filter(|_| profile.interface == Interface::Ide)
     }
 
     /// The request queue for `spec` on this machine's disk: the driver sets the queue
@@ -273,7 +272,8 @@ impl Machine {
     /// (a `max_sectors` above the driver's limit is an error, as sysfs refuses it).
     pub fn queue(&self, spec: &SchedSpec) -> Result<Queue, String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
-        let q = self.effective_spec_on(&profile, spec)?.queue().map_err(|e| e.to_string())?;
+        let host = self.host_profile()?;
+        let q = Self::effective_spec_on(&host, &profile, spec)?.queue().map_err(|e| e.to_string())?;
         if let Some(m) = profile.max_request_sectors
             && q.config().max_sectors > m
         {
@@ -283,9 +283,7 @@ impl Machine {
                 profile.name
             ));
         }
-        let host = self.host_profile()?;
-        if let Some(m) = host.ide_max_sectors
-            && profile.interface == Interface::Ide
+        if let Some(m) = Self::ide_limit(&host, &profile)
             && q.config().max_sectors > m
         {
             return Err(format!(
