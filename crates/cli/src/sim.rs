@@ -32,6 +32,12 @@ pub struct MachineArgs {
     /// Page-cache memory the machine's programs have mapped and keep using (never reclaimed; on linux-2.5 it sets how long unmapped active pages last): e.g. 8M [default: the host profile's, 8M on linux-2.5, 0 on linux-2.6]
     #[arg(allow_hyphen_values = true, long)]
     pub mapped: Option<String>,
+    /// File system: ext2, or ext3 with its options set if wanted
+    /// (ext3:data=writeback,commit=30,atime=0,journal_at=start; defaults data=ordered,
+    /// commit=5, atime=1, journal_at=middle) [default: the host's: ext3 on linux-2.6,
+    /// ext2 on linux-2.4 and linux-2.5].
+    #[arg(long, value_name = "FS")]
+    pub fs: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets, and the pids that place new files. Same seed, same output.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     pub seed: u64,
@@ -85,6 +91,7 @@ impl MachineArgs {
         let m = Machine::new(disk, mem, self.cpu.as_deref().unwrap_or(cpu), self.seed)
             .with_host(self.host.as_deref().unwrap_or(host))
             .with_mapped(mapped)
+            .with_fs(self.fs.as_deref())
             .with_limits(limits(&self.max_sim_time)?);
         m.validate()?;
         Ok(m)

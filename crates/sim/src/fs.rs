@@ -322,6 +322,69 @@ impl Fs {
         group * BLOCKS_PER_GROUP + colour
     }
 
+    /// `ext2fs_default_journal_size` (e2fsprogs `lib/ext2fs/mkjournal.c`, as of 1.39 to
+    /// 1.42): the journal `mke2fs -j` makes for a file system of this many 4 KiB blocks —
+    /// 4 MiB below 128 MiB, 16 MiB below 1 GiB, 32 MiB below 2 GiB, 64 MiB below 4 GiB,
+    /// else 128 MiB.
+    pub fn default_journal_blocks(&self) -> u64 {
+        match self.total_blocks {
+            b if b < 32_768 => 1024,
+            b if b < 256 * 1024 => 4096,
+            b if b < 512 * 1024 => 8192,
+            b if b < 1024 * 1024 => 16_384,
+            _ => 32_768,
+        }
+    }
+
+    /// Allocate the journal inode's `blocks` (`write_journal_inode`): block by block from
+    /// a goal, each the first free block at or after the last (`ext2fs_new_block`), so
+    /// the journal is one run except where group metadata interrupts it. The goal is the
+    /// first block of the group with the most free blocks among the middle group and its
+    /// two neighbours (the first of equals), or with `middle` false block 0. Returns the
+    /// runs (first block, length) in journal order.
+    pub fn reserve_journal(&mut self, blocks: u64, middle: bool) -> Vec<(u64, u64)> {
+        let n = self.groups.len() as u64;
+        let mut goal = 0;
+        if middle {
+            let g = (self.total_blocks / 2) / BLOCKS_PER_GROUP;
+            let (lo, hi) = (g.saturating_sub(1), (g + 1).min(n - 1));
+            let free_in = |grp: u64| -> u64 {
+                let (gs, ge) = (grp * BLOCKS_PER_GROUP, (grp + 1) * BLOCKS_PER_GROUP);
+                self.free.range(gs..ge).map(|(&s, &l)| (s + l).min(ge) - s).sum()
+            };
+            let mut best = lo;
+            for grp in lo + 1..=hi {
+                if free_in(grp) > free_in(best) {
+                    best = grp;
+                }
+            }
+            goal = best * BLOCKS_PER_GROUP;
+        }
+        let mut runs: Vec<(u64, u64)> = Vec::new();
+        let mut left = blocks;
+        while left > 0 {
+            let Some(b) = self.first_free_from(goal).or_else(|| self.first_free_from(0)) else {
+                panic!("no room for a journal of {blocks} blocks");
+            };
+            let (s, l) = self.free_extent_at(b).expect("a free block");
+            let take = (s + l - b).min(left);
+            self.free.remove(&s);
+            if b > s {
+                self.free.insert(s, b - s);
+            }
+            if b + take < s + l {
+                self.free.insert(b + take, s + l - b - take);
+            }
+            match runs.last_mut() {
+                Some((rs, rl)) if *rs + *rl == b => *rl += take,
+                _ => runs.push((b, take)),
+            }
+            left -= take;
+            goal = b + take;
+        }
+        runs
+    }
+
     /// The first free block at or after `b` (any group).
     fn first_free_from(&self, b: u64) -> Option<u64> {
         if self.is_free(b) {

@@ -24,5 +24,5 @@ pub mod rng;
 
 pub use fs::{DirId, FileId, Fs};
 pub use host::{Ended, Outcome, ProgCtx, Program, Sim, SimConfig, SysCall, SysOp, TaskId, VmstatLine};
-pub use profile::{CpuProfile, HostProfile, Lru, Readahead, Reclaim};
+pub use profile::{CpuProfile, DataMode, Ext3, FsKind, HostProfile, JournalAt, Lru, Readahead, Reclaim};
 pub use rng::Rng;

@@ -88,6 +88,144 @@ pub struct HostProfile {
     /// `blk_start_queueing`; 2.5.64's AS work handler runs the request function, which a
     /// plugged IDE queue ignores; 2.4's elevator never kicks.
     pub kick_unplug: bool,
+    /// The file system mounted on the disk: ext2 on the 2003 hosts, ext3 (data=ordered)
+    /// on the 2007 one (`--fs`).
+    pub fs: FsKind,
+}
+
+/// The file system the host mounts. Both lay files out as `fs.rs` does (ext3 is ext2's
+/// on-disk format with a journal); ext3 adds the journal of `host/journal.rs`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FsKind {
+    Ext2,
+    Ext3(Ext3),
+}
+
+/// ext3's mount options and the journal `mke2fs -j` made (2.6.20 `fs/ext3/super.c`,
+/// e2fsprogs `lib/ext2fs/mkjournal.c`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Ext3 {
+    /// `data=`: how file data is ordered against the journal.
+    pub data: DataMode,
+    /// `commit=`: the transaction's age at which kjournald commits it
+    /// (`JBD_DEFAULT_MAX_COMMIT_AGE`, 5 s).
+    pub commit: Duration,
+    /// Reads update the inode's access time (`touch_atime`); 2.6.20 mounts without
+    /// `noatime` do (relatime is an option there, not a default). The time has a
+    /// one-second granularity (`s_time_gran`), so a file read again within the same
+    /// second is not dirtied again.
+    pub atime: bool,
+    /// Where the journal's blocks are.
+    pub journal_at: JournalAt,
+}
+
+/// `data=` (`Documentation/filesystems/ext3.txt`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DataMode {
+    /// The default: a transaction's data blocks are written (by kjournald, if nobody
+    /// else has) before its commit block.
+    Ordered,
+    /// Only metadata is journaled; data goes out by ordinary writeback, unordered.
+    Writeback,
+}
+
+/// Where `mke2fs -j` placed the journal inode's blocks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum JournalAt {
+    /// From the first block of the group with the most free blocks among the three
+    /// around the file system's middle (`write_journal_inode`'s goal).
+    Middle,
+    /// From the first free block of group 0 (a goal of 0).
+    Start,
+}
+
+impl Ext3 {
+    /// ext3's defaults in 2.6.20: data=ordered, commit=5, atime on; the journal in the
+    /// middle.
+    pub const DEFAULT: Ext3 =
+        Ext3 { data: DataMode::Ordered, commit: Duration::from_secs(5), atime: true, journal_at: JournalAt::Middle };
+}
+
+impl FsKind {
+    /// `ext2`, or `ext3[:data=ordered|writeback,commit=SECONDS,atime=0|1,journal_at=middle|start]`.
+    /// A key given twice or unknown, or a value out of range, is refused.
+    pub fn by_name(spec: &str) -> Result<Self, String> {
+        let (name, settings) = split_spec(spec, "file system", "key=value", "ext3:data=writeback")?;
+        match name {
+            "ext2" if settings.is_empty() => return Ok(FsKind::Ext2),
+            "ext2" => return Err(format!("file system `{spec}`: ext2 has no settings (they are ext3's)")),
+            "ext3" => {}
+            _ => return Err(format!("unknown file system `{name}`; available: ext2, ext3")),
+        }
+        let mut e = Ext3::DEFAULT;
+        for (k, v) in settings {
+            let bad = |what: &str| format!("file system `{spec}`: {k}={v}: expected {what}");
+            match k {
+                "data" => {
+                    e.data = match v {
+                        "ordered" => DataMode::Ordered,
+                        "writeback" => DataMode::Writeback,
+                        "journal" => return Err(bad("ordered or writeback (data=journal is not modelled)")),
+                        _ => return Err(bad("ordered or writeback")),
+                    }
+                }
+                "commit" => {
+                    // ext3's parse_options: commit=0 means the default; 2.6.20 takes any
+                    // number of seconds. Bounded here to a day so a typo cannot park data.
+                    let n: u64 = v
+                        .parse()
+                        .ok()
+                        .filter(|n| (1..=86_400).contains(n))
+                        .ok_or_else(|| bad("whole seconds, 1..=86400"))?;
+                    e.commit = Duration::from_secs(n);
+                }
+                "atime" => {
+                    e.atime = match v {
+                        "1" => true,
+                        "0" => false,
+                        _ => return Err(bad("0 (noatime) or 1")),
+                    }
+                }
+                "journal_at" => {
+                    e.journal_at = match v {
+                        "middle" => JournalAt::Middle,
+                        "start" => JournalAt::Start,
+                        _ => return Err(bad("middle or start")),
+                    }
+                }
+                _ => {
+                    return Err(format!(
+                        "file system `{spec}`: unknown key `{k}`; ext3's keys are data, commit, atime and journal_at"
+                    ));
+                }
+            }
+        }
+        Ok(FsKind::Ext3(e))
+    }
+
+    /// `ext2`, `ext3` or `ext3 (data=writeback, commit=30 s, noatime)`: what differs from
+    /// the defaults.
+    pub fn describe(&self) -> String {
+        match self {
+            FsKind::Ext2 => "ext2".into(),
+            FsKind::Ext3(e) => {
+                let mut d = Vec::new();
+                if e.data == DataMode::Writeback {
+                    d.push("data=writeback".to_string());
+                }
+                if e.commit != Ext3::DEFAULT.commit {
+                    d.push(format!("commit={} s", e.commit.as_secs_f64()));
+                }
+                if !e.atime {
+                    d.push("noatime".into());
+                }
+                if e.journal_at == JournalAt::Start {
+                    d.push("journal at the start".into());
+                }
+                if d.is_empty() { "ext3".into() } else { format!("ext3 ({})", d.join(", ")) }
+            }
+        }
+    }
 }
 
 /// Dirty-page writeback (see `host/page_writeback.rs`).
@@ -195,6 +333,9 @@ impl HostProfile {
             nr_requests: None,
             ide_max_sectors: None,
             kick_unplug: false,
+            // The 2003 reports do not say; ext2 keeps their hosts as calibrated, and
+            // `--fs ext3` runs them with a journal.
+            fs: FsKind::Ext2,
         }
     }
 
@@ -245,6 +386,8 @@ impl HostProfile {
             lock_page_exclusive: true,
             // blk_start_queueing (2.6.20).
             kick_unplug: true,
+            // Every major distribution's default in 2007.
+            fs: FsKind::Ext3(Ext3::DEFAULT),
             ..Self::linux_2003(mem_bytes)
         }
     }

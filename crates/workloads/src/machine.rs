@@ -25,6 +25,8 @@ pub struct Machine {
     /// Page-cache memory programs have mapped, if not the host profile's
     /// (`HostProfile::mapped_bytes`).
     pub mapped_bytes: Option<u64>,
+    /// File system, if not the host profile's (`HostProfile::fs`): `ext2`, `ext3[:…]`.
+    pub fs: Option<String>,
     /// Bounds on the runs made on this machine (not part of what the machine is).
     pub limits: Limits,
 }
@@ -112,6 +114,7 @@ impl Machine {
             seed,
             host: "linux-2.5".into(),
             mapped_bytes: None,
+            fs: None,
             limits: Limits::default(),
         }
     }
@@ -122,18 +125,26 @@ impl Machine {
         self
     }
 
-    /// `disk ide-2003, 256 MiB, piii-1000, linux-2.5, seed 1`: the line every report
+    /// `disk ide-2003, 256 MiB, piii-1000, linux-2.5, ext2, seed 1`: the line every report
     /// prints so a run can be repeated.
     pub fn describe(&self) -> String {
         let mapped = self.mapped_bytes.map(|b| format!(", {} mapped", fmt_bytes(b))).unwrap_or_default();
+        let fs = self.host_profile().map(|h| format!(", {}", h.fs.describe())).unwrap_or_default();
         format!(
-            "disk {}, {}{mapped}, {}, {}, seed {}",
+            "disk {}, {}{mapped}, {}, {}{fs}, seed {}",
             self.disk,
             fmt_bytes(self.mem_bytes),
             self.cpu,
             self.host,
             self.seed
         )
+    }
+
+    /// Mount `fs` (`ext2`, `ext3[:…]`) in place of the host profile's file system
+    /// (`None` keeps it).
+    pub fn with_fs(mut self, fs: Option<&str>) -> Self {
+        self.fs = fs.map(str::to_string);
+        self
     }
 
     pub fn with_host(mut self, host: &str) -> Self {
@@ -153,6 +164,9 @@ impl Machine {
         if let Some(b) = self.mapped_bytes {
             h.mapped_bytes = b;
         }
+        if let Some(f) = &self.fs {
+            h.fs = iosched_sim::FsKind::by_name(f).map_err(|e| format!("--fs: {e}"))?;
+        }
         Ok(h)
     }
 
@@ -166,6 +180,7 @@ impl Machine {
             "cpu": self.cpu,
             "host": self.host,
             "mapped_bytes": mapped,
+            "fs": self.host_profile().map(|h| h.fs.describe()).ok(),
             "seed": self.seed,
         })
     }

@@ -473,7 +473,7 @@ fn compare_json_lines_carry_verdict_and_seeds() {
         // seed, which `seeds` gives.
         assert_eq!(
             r["machine"],
-            serde_json::json!({"disk": "sata-2004-ncq", "mem_bytes": 1u64 << 30, "cpu": "p4-ht", "host": "linux-2.6", "mapped_bytes": 0}),
+            serde_json::json!({"disk": "sata-2004-ncq", "mem_bytes": 1u64 << 30, "cpu": "p4-ht", "host": "linux-2.6", "mapped_bytes": 0, "fs": "ext3"}),
             "{r}"
         );
     }
@@ -588,4 +588,29 @@ fn fio_runs_job_files_and_names_bad_lines() {
     std::fs::write(&job.0, "[a]\nrw=randtrim\nsize=1m\n").unwrap();
     let o = iosched(&["fio", job.s()]);
     assert!(stderr(&o).contains("trim is not modelled"), "{}", stderr(&o));
+}
+
+/// `--fs`: a bad file system or setting is refused with what was expected; the machine
+/// line names the file system in effect (the host's, ext3 on linux-2.6, unless set).
+#[test]
+fn fs_flag_is_checked_and_shown() {
+    for (fs, want) in [
+        ("ext4", "--fs: unknown file system `ext4`; available: ext2, ext3"),
+        ("ext3:commit=0", "commit=0: expected whole seconds, 1..=86400"),
+        ("ext3:data=journal", "data=journal is not modelled"),
+        ("ext2:atime=0", "ext2 has no settings"),
+        ("ext3:atime=2", "atime=2: expected 0 (noatime) or 1"),
+        ("ext3:commit=5,commit=6", "`commit` is given twice"),
+    ] {
+        let o = iosched(&["sysbench", "fileio", "--file-test-mode", "seqwr", "--time", "1", "--fs", fs]);
+        assert!(!o.status.success(), "--fs {fs} was accepted");
+        assert!(stderr(&o).contains(want), "--fs {fs}: {}", stderr(&o));
+    }
+    let args = ["sysbench", "fileio", "--file-test-mode", "seqwr", "--time", "1", "--file-total-size", "64M"];
+    let o = iosched(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("linux-2.6, ext3, seed 1"), "{}", stdout(&o));
+    let o = iosched(&[&args[..], &["--fs", "ext3:data=writeback,atime=0"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("linux-2.6, ext3 (data=writeback, noatime), seed 1"), "{}", stdout(&o));
 }

@@ -38,7 +38,7 @@ impl Sim {
             arrival: self.now,
         };
         let bytes = len as u64 * 512;
-        self.bios.insert(id, Bio { kind, bytes, write: op == Op::Write });
+        self.bios.insert(id, Bio { kind, bytes, write: op == Op::Write, owner: task.owner });
         self.tasks[t.0 as usize].bio_out.push_back(rq);
     }
 
@@ -56,7 +56,13 @@ impl Sim {
         let Some(bio) = self.bios.remove(&id) else {
             return;
         };
-        self.owners_by_bio.remove(&id);
+        // Owners are task ids + 1.
+        let by = &mut self.tasks[(bio.owner.0 - 1) as usize].io;
+        if bio.write {
+            by.1 += bio.bytes;
+        } else {
+            by.0 += bio.bytes;
+        }
         if bio.write {
             self.stats.bytes_written += bio.bytes;
             self.sample.bo += bio.bytes;
@@ -90,10 +96,9 @@ impl Sim {
                     if !files.contains(&f) {
                         files.push(f);
                     }
-                    // wait_on_buffer (an fsync waiting for its metadata blocks).
-                    if f == META
-                        && let Some(ws) = self.page_waiters.remove(&p)
-                    {
+                    // wait_on_buffer: an fsync waiting for its metadata blocks, kjournald
+                    // for a transaction's data.
+                    if let Some(ws) = self.page_waiters.remove(&p) {
                         self.wake_all(ws);
                     }
                 }
@@ -136,7 +141,9 @@ impl Sim {
     }
 
     pub(super) fn trace_line(&mut self, letter: &str, id: ReqId, rq: Option<&Request>) {
-        let Some(tr) = &mut self.trace else { return };
+        if self.trace.is_none() {
+            return;
+        }
         let t = self.now.as_nanos();
         let (owner, rwbs, sector, len) = match rq {
             Some(r) => (
@@ -147,7 +154,9 @@ impl Sim {
             ),
             None => (0, "N", 0, 0),
         };
-        tr.push(format!(
+        // blkparse's last field: the process (owners are task ids + 1).
+        let name = owner.checked_sub(1).and_then(|i| self.tasks.get(i as usize)).map_or("", |tk| tk.name.as_str());
+        let line = format!(
             "8,0    0 {:8} {:5}.{:09} {:5} {:>2} {:>3} {} + {} [{}]",
             id,
             t / 1_000_000_000,
@@ -157,8 +166,9 @@ impl Sim {
             rwbs,
             sector,
             len,
-            owner
-        ));
+            name
+        );
+        self.trace.as_mut().expect("tracing").push(line);
     }
 }
 

@@ -20,6 +20,7 @@ impl Sim {
                 if write {
                     let a = self.fs.allocate(file, fb, self.pid(t));
                     self.inode_dirty.insert(file.0);
+                    self.journal_dirty_inode(file);
                     self.charge(t, self.cfg.cpu.block_alloc);
                     for b in a.meta {
                         self.dirty_meta(b);

@@ -307,13 +307,18 @@ impl Sim {
         if self.cache.set_dirty(p, self.now) {
             self.charge(t, cpu.dirty_page);
         }
-        // mtime (and the size or block count) changed: the inode is dirty.
+        // ext3 data=ordered: the page joins the running transaction.
+        self.journal_dirty_data(file, index);
+        // mtime (and the size or block count) changed: the inode is dirty (on ext3, into
+        // the journal).
         self.inode_dirty.insert(file.0);
+        self.journal_dirty_inode(file);
         Cont::Write { file, pos: page_end, end, written: written + (page_end - pos), mmap }
     }
 
     /// Mark a metadata block dirty (allocating its cache page without reading: ext2 reads
-    /// bitmaps once and keeps them; new indirect blocks are fresh).
+    /// bitmaps once and keeps them; new indirect blocks are fresh). On ext3 the block
+    /// joins the running transaction instead (`host/journal.rs`).
     pub(super) fn dirty_meta(&mut self, block: u64) {
         let p = match self.cache.get(META, block) {
             Some(p) => p,
@@ -322,7 +327,10 @@ impl Sim {
                 None => return,
             },
         };
-        if !self.cache.page(p).locked {
+        if self.journaled() {
+            // ext3: into the running transaction; home only after it commits.
+            self.journal_dirty_metadata(block, p);
+        } else if !self.cache.page(p).locked {
             self.cache.set_dirty(p, self.now);
         }
     }

@@ -1,5 +1,7 @@
 //! `fsync`, after `fs/sync.c` and ext2's `ext2_sync_file`: write the file's dirty pages
 //! and wait for all of its writeback, then its metadata blocks (inode, indirect blocks).
+//! On ext3 (`ext3_sync_file`) the metadata is the journal's: a dirty inode forces a
+//! commit and the fsync waits for it (`host/journal.rs`).
 
 use super::*;
 
@@ -7,7 +9,7 @@ impl Sim {
     // ---------------------------------------------------------------------------------
     // fsync
 
-    /// `sys_fsync` on ext2 (2.5), step by step (see [`FsyncStep`]). Each wait is for this
+    /// `sys_fsync` on ext2 (2.5) or ext3 (2.6.20), step by step (see [`FsyncStep`]). Each wait is for this
     /// file's own buffers: an fsync does not wait for other files' metadata, so fsyncs
     /// ending at different times each pay their own trip to the inode table.
     pub(super) fn step_fsync(&mut self, t: TaskId, file: FileId, step: FsyncStep) -> Cont {
@@ -15,7 +17,20 @@ impl Sim {
         match step {
             FsyncStep::WriteData => {
                 // filemap_fdatawrite: all the file's dirty pages (WB_SYNC_ALL: blocking).
-                self.writeback_cont(i64::MAX, false, None, Some(file.0), Box::new(next(FsyncStep::WriteIndirect)))
+                let after = if self.journaled() { FsyncStep::ForceCommit } else { FsyncStep::WriteIndirect };
+                self.writeback_cont(i64::MAX, false, None, Some(file.0), Box::new(next(after)))
+            }
+            FsyncStep::ForceCommit => {
+                // ext3_sync_file: an inode the VFS still has dirty is written by
+                // sync_inode → ext3_write_inode(wait) → ext3_force_commit.
+                if !self.inode_dirty.remove(&file.0) {
+                    return next(FsyncStep::WaitData);
+                }
+                let tid = self.journal_force_commit();
+                next(FsyncStep::WaitCommit(tid))
+            }
+            FsyncStep::WaitCommit(tid) => {
+                self.journal_wait_commit(t, tid, next(FsyncStep::WaitCommit(tid))).unwrap_or(next(FsyncStep::WaitData))
             }
             FsyncStep::WriteIndirect => {
                 // sync_mapping_buffers: ll_rw_block on the inode's dirty indirect blocks...

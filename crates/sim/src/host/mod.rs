@@ -22,6 +22,7 @@ mod bio;
 mod direct_io;
 mod filemap;
 mod fsync;
+mod journal;
 mod page_writeback;
 mod program;
 mod readahead;
@@ -30,6 +31,7 @@ mod stats;
 mod syscalls;
 mod vmscan;
 
+pub use journal::{CommitRecord, JournalStats};
 pub use program::{Outcome, ProgCtx, Program, SysCall, SysOp, TaskId};
 use readahead::HostRa;
 
@@ -79,6 +81,10 @@ enum Block {
     },
     Aio {
         min: u32,
+    },
+    /// `log_wait_commit`: until the journal has committed transaction `tid`.
+    Commit {
+        tid: u64,
     },
 }
 
@@ -139,6 +145,8 @@ enum Cont {
     Kswapd {
         priority: u32,
     },
+    /// ext3's kjournald (`host/journal.rs`).
+    Kjournald(journal::Kj),
 }
 
 /// The steps of `sys_fsync` on ext2 (2.5), in order.
@@ -155,6 +163,10 @@ enum FsyncStep {
     WriteInode,
     /// … and wait for that write.
     WaitInode,
+    /// ext3 (`ext3_sync_file`): a dirty inode forces a commit…
+    ForceCommit,
+    /// … and `log_wait_commit` waits for transaction `tid`.
+    WaitCommit(u64),
     /// `filemap_fdatawait`.
     WaitData,
 }
@@ -265,6 +277,8 @@ struct Task {
     /// When the current burn started, and its token (a preempted burn's CpuDone is stale).
     burn_started: Instant,
     burn_token: u64,
+    /// Bytes read and written by the requests it submitted, when they completed.
+    io: (u64, u64),
 }
 
 /// Per open file read-ahead state.
@@ -292,6 +306,8 @@ struct Bio {
     /// Device time accounting for vmstat.
     bytes: u64,
     write: bool,
+    /// Who submitted it (the per-task I/O counts).
+    owner: Owner,
 }
 
 #[derive(Debug)]
@@ -467,13 +483,15 @@ pub struct Sim {
     dispatch_sample: Option<DispatchSample>,
     /// The programs' file operations, when [`Sim::log_syscalls`] asked for them.
     syscalls: Option<Vec<SysCall>>,
-    /// Tracing of which requests are in flight, for the blkparse-like trace.
-    owners_by_bio: FastMap<ReqId, (Owner, u32)>,
     /// Inodes a `writeback_inodes` pass is writing (I_LOCK).
     inodes_under_writeback: FastSet<u32>,
     /// Files whose inode is dirty (`I_DIRTY_SYNC`): changed since it was last copied into
     /// its inode-table block. Every `write()` dirties it (mtime has jiffy resolution in 2.5).
     inode_dirty: FastSet<u32>,
+    /// ext3's journal and kjournald (`None` on ext2).
+    journal: Option<journal::Journal>,
+    /// Each file's access time, in whole seconds, once a read set it (`touch_atime`).
+    atime: FastMap<u32, u64>,
 }
 
 const MAX_WRITEBACK_PAGES: i64 = 1024;
@@ -559,9 +577,10 @@ impl Sim {
             trace,
             dispatch_sample: None,
             syscalls: None,
-            owners_by_bio: FastMap::default(),
             inodes_under_writeback: FastSet::default(),
             inode_dirty: FastSet::default(),
+            journal: None,
+            atime: FastMap::default(),
             cfg,
         };
         for i in 0..s.cfg.host.pdflush_threads {
@@ -579,6 +598,9 @@ impl Sim {
             let t = s.add_task("kswapd0".into(), None, IoPrio::NONE, false);
             s.tasks[t.0 as usize].state = State::Blocked(Block::Sleep { token: 0 });
             s.kswapd = Some(t);
+        }
+        if let crate::profile::FsKind::Ext3(e) = s.cfg.host.fs {
+            s.mount_ext3(e);
         }
         let wi = s.cfg.host.writeback_interval;
         s.engine.schedule(Instant::ZERO + wi, Ev::Kupdate);
@@ -637,6 +659,7 @@ impl Sim {
             blocked_since: Instant::ZERO,
             burn_started: Instant::ZERO,
             burn_token: 0,
+            io: (0, 0),
         });
         id
     }
@@ -671,6 +694,15 @@ impl Sim {
     }
     pub fn task_owner(&self, t: TaskId) -> Owner {
         self.tasks[t.0 as usize].owner
+    }
+    /// Bytes read and written by the requests task `t` submitted (completed ones).
+    pub fn task_io(&self, t: TaskId) -> (u64, u64) {
+        self.tasks[t.0 as usize].io
+    }
+    /// Every task that did I/O, with its owner id and bytes read and written, in spawn
+    /// order: the programs and the kernel's threads (pdflush, kswapd, kjournald).
+    pub fn io_by_task(&self) -> Vec<(String, Owner, u64, u64)> {
+        self.tasks.iter().filter(|t| t.io != (0, 0)).map(|t| (t.name.clone(), t.owner, t.io.0, t.io.1)).collect()
     }
     pub fn task_exited(&self, t: TaskId) -> bool {
         self.tasks[t.0 as usize].state == State::Exited

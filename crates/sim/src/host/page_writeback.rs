@@ -289,8 +289,9 @@ impl Sim {
                 self.inodes_under_writeback.remove(&f);
             }
             // __sync_single_inode: after its pages, a dirty inode is written
-            // (ext2_write_inode without wait copies it into its block, which is dirtied).
-            if f != META && self.inode_dirty.remove(&f) {
+            // (ext2_write_inode without wait copies it into its block, which is dirtied;
+            // ext3_write_inode without wait does nothing: the journal has the inode).
+            if f != META && self.inode_dirty.remove(&f) && !self.journaled() {
                 let ino = self.fs.inode_block(self.fs.file(FileId(f)).inode);
                 self.dirty_meta(ino);
             }

@@ -134,7 +134,7 @@ impl Sim {
             Block::Sleep { .. } | Block::Memory { .. } => {}
             Block::Counter { .. } => self.counter_waiters.push(t),
             Block::Exit(child) => self.tasks[child.0 as usize].exit_waiters.push(t),
-            Block::Slot(_) | Block::Io | Block::Aio { .. } => {}
+            Block::Slot(_) | Block::Io | Block::Aio { .. } | Block::Commit { .. } => {}
         }
         self.release_cpu(t);
     }
@@ -253,6 +253,7 @@ impl Sim {
             }
             Cont::Pdflush(p) => self.step_pdflush(t, p),
             Cont::Kswapd { priority } => self.step_kswapd(t, priority),
+            Cont::Kjournald(k) => self.step_kjournald(t, k),
         };
         let task = &mut self.tasks[t.0 as usize];
         if task.state != State::Exited {

@@ -25,7 +25,7 @@ impl Sim {
         for (i, task) in self.tasks.iter().enumerate() {
             // The programs, not the kernel's daemons (always there, mostly asleep).
             let t = TaskId(i as u32);
-            if self.pdflush.contains(&t) || self.kswapd == Some(t) {
+            if self.pdflush.contains(&t) || self.kswapd == Some(t) || self.kjournald() == Some(t) {
                 continue;
             }
             let what = match &task.state {
@@ -42,8 +42,8 @@ impl Sim {
                     Block::Counter { .. } => "for other tasks (a barrier)",
                     Block::Exit(_) => "for a child to exit",
                     Block::Memory { .. } => "for free memory",
-                    #[allow(unreachable_patterns)]
-                    _ => "blocked",
+                    Block::Commit { .. } => "for a journal commit",
+                    Block::Aio { .. } => "for asynchronous I/O",
                 },
             };
             n += 1;
@@ -65,8 +65,10 @@ impl Sim {
         let sec = self.now.as_nanos() / 1_000_000_000;
         let mut runnable = 0;
         let mut blocked = 0;
-        for task in &self.tasks {
-            if task.pdflush {
+        let kj = self.kjournald();
+        for (i, task) in self.tasks.iter().enumerate() {
+            // The kernel's writeback daemons are left out (kswapd is counted).
+            if task.pdflush || kj == Some(TaskId(i as u32)) {
                 continue;
             }
             match &task.state {
@@ -77,7 +79,8 @@ impl Sim {
                     | Block::Slot(_)
                     | Block::Fsync(_)
                     | Block::Congestion { .. }
-                    | Block::Aio { .. },
+                    | Block::Aio { .. }
+                    | Block::Commit { .. },
                 ) => blocked += 1,
                 _ => {}
             }

@@ -48,6 +48,7 @@ impl Sim {
         match op {
             SysOp::Read { file, offset, len } => {
                 task.debt += cpu.syscall;
+                self.touch_atime(file);
                 let first = offset / BLOCK;
                 Cont::Read {
                     file,
@@ -77,6 +78,7 @@ impl Sim {
             }
             SysOp::DirectRead { file, offset, len } => {
                 task.debt += cpu.syscall;
+                self.touch_atime(file);
                 self.direct_io(t, file, offset, len, false, false);
                 Cont::Finish { bytes: len }
             }
@@ -87,6 +89,9 @@ impl Sim {
             }
             SysOp::AioSubmit { file, offset, len, write } => {
                 task.debt += cpu.syscall;
+                if !write {
+                    self.touch_atime(file);
+                }
                 self.direct_io(t, file, offset, len, write, true);
                 Cont::Finish { bytes: len }
             }

@@ -508,3 +508,5 @@ fn on_2_4_bdflush_and_the_writer_submit_single_buffers() {
     assert!(merged > queued.len() / 2, "only {merged} of {} buffers merged", queued.len());
     assert!(s.task_cpu_time(t) > Duration::ZERO);
 }
+
+mod ext3;
