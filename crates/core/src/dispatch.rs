@@ -151,9 +151,11 @@ impl DispatchList {
         self.linear().push_back(Entry { rq, barrier: true });
     }
 
-    /// Requeue: back at the head.
+    /// Requeue: back at the head, as a soft barrier (2.6.20 `elv_insert` with
+    /// `ELEVATOR_INSERT_REQUEUE` sets `REQ_SOFTBARRIER`), so nothing a policy sorts in
+    /// afterwards goes ahead of it.
     pub(crate) fn add_front(&mut self, rq: Request) {
-        self.linear().push_front(Entry { rq, barrier: false });
+        self.linear().push_front(Entry { rq, barrier: true });
     }
 
     /// The driver takes the head (`elv_next_request` + dequeue); updates the boundary.
@@ -276,6 +278,17 @@ mod tests {
         l.add_barrier(Request { op: crate::Op::Flush, ..r(2, 0) });
         l.sort_in(r(3, 10));
         assert_eq!(sectors(&l), vec![500, 0, 10]);
+    }
+
+    /// A requeued request is a soft barrier: a lower sector sorted in later stays behind
+    /// it, where a plain head entry would let it pass.
+    #[test]
+    fn a_requeued_request_is_a_soft_barrier() {
+        let mut l = DispatchList::default();
+        l.add_front(r(1, 1000));
+        l.sort_in(r(2, 10));
+        l.sort_in(r(3, 2000));
+        assert_eq!(sectors(&l), vec![1000, 10, 2000]);
     }
 
     #[test]

@@ -32,6 +32,10 @@ use crate::time::Instant;
 use crate::trace::Record;
 use std::collections::VecDeque;
 
+/// blk-mq's delay before running a queue again after a run that dispatched nothing while
+/// the scheduler held requests (`BLK_MQ_BUDGET_DELAY`, 3 ms).
+const BLK_MQ_BUDGET_DELAY: crate::time::Duration = crate::time::Duration::from_millis(3);
+
 /// One input to a [`Queue`].
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Input {
@@ -238,6 +242,14 @@ pub struct Queue {
     /// Bios of tasks woken for a slot, whose requests go in after the current dispatch
     /// decision (`admit_woken`).
     woken: Vec<Request>,
+    /// A blk-mq scheduler ([`Scheduler::blk_mq`]): the queue follows blk-mq's rules.
+    mq: bool,
+    /// blk-mq: the last run stopped because the device was full (`SCHED_RESTART`), so the
+    /// next completion runs the queue again.
+    restart: bool,
+    /// blk-mq: a run dispatched nothing while the policy held requests; the queue runs
+    /// again at this time (`blk_mq_delay_run_hw_queues(q, BLK_MQ_BUDGET_DELAY)`).
+    rerun_at: Option<Instant>,
     events: VecDeque<Event>,
     record: Option<Vec<Record>>,
     last_now: Instant,
@@ -259,7 +271,11 @@ impl Queue {
     pub fn new(cfg: QueueConfig, mut sched: Box<dyn Scheduler>) -> Self {
         assert!(cfg.nr_requests >= 4 && cfg.depth >= 1 && cfg.max_sectors >= 8);
         sched.init_queue(&cfg);
+        let mq = sched.blk_mq();
         Queue {
+            mq,
+            restart: false,
+            rerun_at: None,
             cfg,
             sched,
             list: DispatchList::default(),
@@ -403,7 +419,7 @@ impl Queue {
             slot.nomerge = true;
             self.slots.insert(rq.id, slot);
             self.events.push_back(Event::Queued { id: rq.id });
-            if self.sched.flush_drains() {
+            if !self.mq {
                 let mut ctx = Ctx::new(&mut self.list);
                 self.sched.drain(now, &mut ctx);
             }
@@ -415,7 +431,8 @@ impl Queue {
         }
         // IDE: the request in flight is still on the list, so the queue is not empty.
         let head_active = self.cfg.dequeue == Dequeue::Completion && self.in_flight > 0;
-        if self.cfg.plugging && self.queue_empty() && !head_active {
+        // blk-mq has no queue plug: an insertion runs the hardware queue.
+        if self.cfg.plugging && !self.mq && self.queue_empty() && !head_active {
             self.plug(now);
         }
         if rq.op == Op::Discard {
@@ -434,7 +451,7 @@ impl Queue {
         self.sched.insert(now, &rq, &mut ctx);
         let kicked = ctx.kicked();
         self.after_policy(kicked);
-        if !self.cfg.plugging {
+        if !self.cfg.plugging || self.mq {
             self.run = true;
         } else if self.plugged && self.cfg.unplug == Unplug::Timer {
             // q->in_flight counts requests the driver has dequeued: an IDE request only
@@ -887,16 +904,25 @@ impl Queue {
             return None;
         }
         if self.in_flight >= self.cfg.depth {
+            // blk-mq: out of driver tags or budget, so a completion restarts the queue.
+            self.restart = self.mq;
             self.run = false;
             return None;
         }
         if self.list.is_empty() {
+            self.rerun_at = None;
             let mut ctx = Ctx::new(&mut self.list);
             let _ = self.sched.dispatch(now, &mut ctx);
             // A kick from inside dispatch does not re-run: the loop below already runs.
             self.after_policy(false);
             if self.list.is_empty() {
                 self.run = false;
+                // blk-mq: a scheduler that holds requests but gave none is run again in
+                // 3 ms (`__blk_mq_do_dispatch_sched`); its own timer or a completion may
+                // come first.
+                if self.mq && !self.sched.is_empty() {
+                    self.rerun_at = Some(now.saturating_add(BLK_MQ_BUDGET_DELAY));
+                }
                 return None;
             }
         }
@@ -942,6 +968,15 @@ impl Queue {
             self.events.push_back(Event::Completed { id: seg.id, request: id, status });
         }
         self.freed_request(now, slot.rq.dir());
+        if self.mq {
+            // blk-mq: a completion runs the queue only if the last run found the device
+            // full (`blk_mq_sched_restart`) or requests wait on the dispatch list; the
+            // policy's own wake-ups (a kick above) run it otherwise.
+            if std::mem::take(&mut self.restart) || !self.list.is_empty() {
+                self.run = true;
+            }
+            return;
+        }
         // The driver asks for more work after every completion; a 2.6 SCSI completion
         // does so through blk_run_queue, which removes a plug first (under 2.4's tq_disk
         // rule the plug stays).
@@ -975,6 +1010,10 @@ impl Queue {
         if self.plugged && self.unplug_at.is_some_and(|t| t <= now) {
             self.unplug(true);
         }
+        if self.rerun_at.is_some_and(|t| t <= now) {
+            self.rerun_at = None;
+            self.run = true;
+        }
         let mut ctx = Ctx::new(&mut self.list);
         self.sched.handle_timeout(now, &mut ctx);
         let kicked = ctx.kicked();
@@ -984,10 +1023,7 @@ impl Queue {
     /// The earliest time `handle_timeout` has work to do.
     pub fn poll_timeout(&self) -> Option<Instant> {
         let plug = if self.plugged { self.unplug_at } else { None };
-        match (plug, self.sched.poll_timeout()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [plug, self.rerun_at, self.sched.poll_timeout()].into_iter().flatten().min()
     }
 
     /// A task exited (the policy forgets or learns from it).

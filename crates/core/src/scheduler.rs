@@ -176,12 +176,15 @@ pub trait Scheduler: Send {
     /// Number of requests the policy holds (`nr_sorted`).
     fn queued(&self) -> usize;
 
-    /// Whether a flush (barrier) first drains the policy. The 2.6 block layer inserts a
-    /// barrier with `ELEVATOR_INSERT_BACK`, which empties the elevator onto the dispatch
-    /// list first; blk-mq sends a flush past the scheduler (`blk_insert_flush`), so the
-    /// blk-mq schedulers keep their requests.
-    fn flush_drains(&self) -> bool {
-        true
+    /// Whether this is a blk-mq scheduler (mq-deadline, Kyber, BFQ), which the queue runs
+    /// by blk-mq's rules rather than the 2.6 request queue's (see [`crate::Queue`]): no
+    /// plug, a completion re-runs the queue only after the device was full
+    /// (`SCHED_RESTART`), a run that dispatches nothing while the policy holds requests
+    /// is repeated 3 ms later (`BLK_MQ_BUDGET_DELAY`), and a flush goes past the policy
+    /// (`blk_insert_flush`) where the 2.6 block layer drains the elevator first
+    /// (`ELEVATOR_INSERT_BACK`).
+    fn blk_mq(&self) -> bool {
+        false
     }
 
     /// 2003 CFQ kept requests back-mergeable while on the dispatch list. Everything from

@@ -21,8 +21,12 @@
 //! a second after it was first looked at, and computing it empties the histogram; the two
 //! percentiles of a domain share that one-second clock, as in the kernel.
 //!
-//! Flushes go past the policy, as in blk-mq (`blk_insert_flush`), instead of draining it
-//! as 2.6 barriers do. Not modelled: the per-CPU software queues (there is one; `pending`
+//! A domain out of tokens waits on its token bitmap's wait queue, which is woken — and the
+//! queue run — by every `wake_batch`-th token freed while it waits (`sbq_wake_up` as of
+//! 4.18 to 6.1: `depth / 8` clamped to 1..8, so 8 at full depth); blk-mq's 3 ms re-run of a
+//! queue whose scheduler gave nothing may come first (the queue's blk-mq rules). Flushes
+//! go past the policy, as in blk-mq (`blk_insert_flush`), instead of draining it as 2.6
+//! barriers do. Not modelled: the per-CPU software queues (there is one; `pending`
 //! and `flushed` below are its list and the hardware queue's), the async tag limit (75 %
 //! of the scheduler tags), tokens as sbitmap bits (a count here: after a shrink the kernel
 //! may briefly have more in flight than the new depth), a requeued request giving its
@@ -56,6 +60,13 @@ const TOTAL: usize = 0;
 const IO: usize = 1;
 /// A percentile needs this many samples (or a second).
 const MIN_SAMPLES: u64 = 500;
+
+/// `sbq_calc_wake_batch` for a token sbitmap of `depth` (no shallow depth): frees
+/// before a waiter is woken, `depth / SBQ_WAIT_QUEUES` (8) clamped to 1..=`SBQ_WAKE_BATCH`
+/// (8) — 8 for every domain at its full depth but OTHER's 16 tokens (2).
+fn wake_batch(depth: u32) -> u32 {
+    (depth / 8).clamp(1, 8)
+}
 
 /// `kyber_sched_domain`.
 fn domain_of(op: Op) -> usize {
@@ -111,6 +122,11 @@ pub struct Kyber {
     /// `domain_tokens`: current depth and tokens in use.
     depth: [u32; DOMAINS],
     in_use: [u32; DOMAINS],
+    /// The hardware queue waits for a token of the domain (`khd->domain_wait`, on the
+    /// token sbitmap's wait queue), and the frees still due before that wait queue is
+    /// woken (`ws->wait_cnt`).
+    waiting: [bool; DOMAINS],
+    wait_cnt: [u32; DOMAINS],
     /// Requests holding a token: domain, `start_time_ns`, `io_start_time_ns`.
     on_device: IdMap<(usize, Instant, Option<Instant>)>,
 
@@ -137,6 +153,8 @@ impl Kyber {
             batching: 0,
             depth: MAX_DEPTH,
             in_use: [0; DOMAINS],
+            waiting: [false; DOMAINS],
+            wait_cnt: MAX_DEPTH.map(wake_batch),
             on_device: IdMap::default(),
             buckets: [[[0; BUCKETS]; 2]; OTHER],
             latency_timeout: [0; OTHER],
@@ -207,8 +225,13 @@ impl Kyber {
             }
             if bad || p99 >= GOOD_BUCKETS as i32 {
                 let depth = (self.depth[d] as u64 * (p99 as u64 + 1)) >> LATENCY_SHIFT;
-                // kyber_resize_domain
-                self.depth[d] = (depth as u32).clamp(1, max_depth);
+                // kyber_resize_domain → sbitmap_queue_resize: a new wake batch sets
+                // every wait queue's count to 1 (`sbitmap_queue_update_wake_batch`).
+                let depth = (depth as u32).clamp(1, max_depth);
+                if wake_batch(depth) != wake_batch(self.depth[d]) {
+                    self.wait_cnt[d] = 1;
+                }
+                self.depth[d] = depth;
             }
         }
     }
@@ -221,10 +244,12 @@ impl Kyber {
             return false;
         }
         if self.in_use[d] >= self.depth[d] {
-            // No token: the requests stay pending (and mergeable); a freed token reruns
-            // the queue.
+            // No token (`kyber_get_domain_token`): the requests stay pending (and
+            // mergeable) and the hardware queue waits on the domain's token wait queue.
+            self.waiting[d] = true;
             return false;
         }
+        self.waiting[d] = false;
         if self.flushed[d].is_empty() {
             for (_, id) in std::mem::take(&mut self.pending[d]) {
                 self.rqs.get_mut(&id).expect("pending request").flushed = true;
@@ -356,6 +381,17 @@ impl Scheduler for Kyber {
     fn completed(&mut self, now: Instant, rq: &Request, _status: Status, ctx: &mut Ctx) {
         let Some((d, start, io_start)) = self.on_device.remove(&rq.id) else { return };
         self.in_use[d] -= 1;
+        // sbitmap_queue_clear → sbq_wake_up: a free counts toward waking the domain's
+        // waiter only while there is one; every `wake_batch`-th wakes it, and the
+        // wake-up runs the queue (`kyber_domain_wake`).
+        if self.waiting[d] {
+            self.wait_cnt[d] -= 1;
+            if self.wait_cnt[d] == 0 {
+                self.wait_cnt[d] = wake_batch(self.depth[d]);
+                self.waiting[d] = false;
+                ctx.kick();
+            }
+        }
         if d != OTHER {
             let total = now.saturating_duration_since(start).as_nanos() as u64;
             let io = now.saturating_duration_since(io_start.unwrap_or(now)).as_nanos() as u64;
@@ -364,9 +400,6 @@ impl Scheduler for Kyber {
             // timer_reduce(jiffies + HZ / 10)
             let at = self.hz.jiffies(now) + (self.hz.get() / 10) as u64;
             self.timer = Some(self.timer.map_or(at, |t| t.min(at)));
-        }
-        if self.holds() {
-            ctx.kick();
         }
     }
 
@@ -384,9 +417,9 @@ impl Scheduler for Kyber {
         }
     }
 
-    /// blk-mq sends flushes past the scheduler.
-    fn flush_drains(&self) -> bool {
-        false
+    /// A blk-mq scheduler: flushes go past it, and the queue runs it by blk-mq's rules.
+    fn blk_mq(&self) -> bool {
+        true
     }
 
     fn is_empty(&self) -> bool {

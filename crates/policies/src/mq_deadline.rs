@@ -22,10 +22,12 @@
 //!   `attempt_merge`).
 //!
 //! When the policy holds requests but returns none (a higher level is on the device, a
-//! candidate too young for the aging pass), it asks to be run again after 3 ms, as
+//! candidate too young for the aging pass), the queue runs it again after 3 ms, as
 //! blk-mq's delayed re-run after an empty dispatch (`BLK_MQ_BUDGET_DELAY`) does; this is
-//! what lets an aged request out while a higher level keeps the device busy. Flushes go
-//! past the policy, as in blk-mq, instead of draining it as 2.6 barriers do.
+//! what lets an aged request out while a higher level keeps the device busy. A completion
+//! does not run it (`dd_finish_request` wakes nobody), unless the device was full. Flushes
+//! go past the policy, as in blk-mq, instead of draining it as 2.6 barriers do (the
+//! queue's blk-mq rules, [`iosched_core::Scheduler::blk_mq`]).
 //!
 //! Not modelled: the `async_depth` tag limit (recent kernels set it to `nr_requests`, so it
 //! limits nothing by default; 5.14 to 2024 reserved a quarter of the tags for synchronous
@@ -35,7 +37,7 @@
 use crate::common::Fifo;
 use crate::registry::{Policy, WaitBound};
 use iosched_core::{
-    Ctx, Decision, Dir, Duration, Hz, IdMap, Instant, IoClass, MergeKind, ReqId, Request, Scheduler, Spec, Status,
+    Ctx, Decision, Dir, Hz, IdMap, Instant, IoClass, MergeKind, ReqId, Request, Scheduler, Spec, Status,
 };
 use std::collections::BTreeMap;
 
@@ -52,8 +54,6 @@ fn level_of(rq: &Request) -> usize {
     }
 }
 
-/// blk-mq's delayed queue re-run when a scheduler returns nothing (`BLK_MQ_BUDGET_DELAY`).
-const RERUN_DELAY: Duration = Duration::from_millis(3);
 
 #[derive(Debug)]
 struct DdRq {
@@ -131,7 +131,6 @@ pub struct MqDeadline {
     /// unsigned, so a negative `writes_starved` is huge and reads always win.
     starved: u32,
     seq: u64,
-    rerun_at: Option<Instant>,
 }
 
 impl MqDeadline {
@@ -151,7 +150,6 @@ impl MqDeadline {
             batching: 0,
             starved: 0,
             seq: 0,
-            rerun_at: None,
         }
     }
 
@@ -365,7 +363,6 @@ impl Scheduler for MqDeadline {
 
     /// `dd_dispatch_request`.
     fn dispatch(&mut self, now: Instant, ctx: &mut Ctx) -> Decision {
-        self.rerun_at = None;
         let now_j = self.hz.jiffies(now);
         if self.dispatch_aged(now_j, ctx) {
             return Decision::Dispatch;
@@ -383,17 +380,13 @@ impl Scheduler for MqDeadline {
         if self.rqs.is_empty() {
             Decision::Empty
         } else {
-            // blk-mq runs the queue again after BLK_MQ_BUDGET_DELAY whenever a run
-            // dispatched nothing (a completion also runs it here, as in 2.6).
-            let at = now + RERUN_DELAY;
-            self.rerun_at = Some(at);
-            Decision::Idle { until: Some(at) }
+            // blk-mq runs the queue again after BLK_MQ_BUDGET_DELAY (the queue's rule).
+            Decision::Idle { until: None }
         }
     }
 
     /// Everything out, in each level's deadline order, levels in priority order.
     fn drain(&mut self, now: Instant, ctx: &mut Ctx) {
-        self.rerun_at = None;
         let now_j = self.hz.jiffies(now);
         for level in 0..LEVELS {
             while self.dispatch_level(level, now_j, i64::MAX, ctx) {}
@@ -407,20 +400,15 @@ impl Scheduler for MqDeadline {
         }
     }
 
-    /// blk-mq sends flushes past the scheduler.
-    fn flush_drains(&self) -> bool {
-        false
+    /// A blk-mq scheduler: flushes go past it, and the queue runs it by blk-mq's rules.
+    fn blk_mq(&self) -> bool {
+        true
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.rerun_at
+        None
     }
-    fn handle_timeout(&mut self, now: Instant, ctx: &mut Ctx) {
-        if self.rerun_at.is_some_and(|t| now >= t) {
-            self.rerun_at = None;
-            ctx.kick();
-        }
-    }
+    fn handle_timeout(&mut self, _now: Instant, _ctx: &mut Ctx) {}
 
     fn is_empty(&self) -> bool {
         !self.per_prio.iter().any(PerPrio::has_work)

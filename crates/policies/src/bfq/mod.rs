@@ -82,8 +82,6 @@ const LARGE_BURST_THRESH: u32 = 8;
 /// "Minus infinity from now" in jiffies (`bfq_smallest_from_now`).
 const NEVER: i64 = i64::MIN / 4;
 
-/// blk-mq's delayed re-run after a dispatch that returned nothing (`BLK_MQ_BUDGET_DELAY`).
-const RERUN_DELAY: Duration = Duration::from_millis(3);
 
 /// `bfq_timeout` = HZ/8 jiffies: the default budget timeout, and what time charging is
 /// scaled to whatever `timeout_sync` says.
@@ -313,7 +311,6 @@ pub struct Bfq {
     last_budget_start: u64,
     last_idling_start: u64,
     idle_timer: Option<Instant>,
-    rerun_at: Option<Instant>,
 }
 
 impl Bfq {
@@ -366,7 +363,6 @@ impl Bfq {
             last_budget_start: 0,
             last_idling_start: 0,
             idle_timer: None,
-            rerun_at: None,
         };
         b.reset_peak_rate();
         b
@@ -1697,7 +1693,6 @@ impl Scheduler for Bfq {
 
     /// `bfq_dispatch_request` (one request per call, as blk-mq asks).
     fn dispatch(&mut self, now: Instant, ctx: &mut Ctx) -> Decision {
-        self.rerun_at = None;
         let now_ns = now.as_nanos();
         self.tick(now);
         if self.tot_busy() > 0
@@ -1710,16 +1705,13 @@ impl Scheduler for Bfq {
         if self.rqs.is_empty() {
             return Decision::Empty;
         }
-        // Plugging (or one request at a time): blk-mq runs the queue again after 3 ms;
-        // the idle timer or a completion may come first.
-        let at = now + RERUN_DELAY;
-        self.rerun_at = Some(at);
-        Decision::Idle { until: Some(self.idle_timer.map_or(at, |t| t.min(at))) }
+        // Plugging (or one request at a time): blk-mq runs the queue again after 3 ms
+        // (the queue's rule); the idle timer or a completion may come first.
+        Decision::Idle { until: self.idle_timer }
     }
 
     /// Everything out, queue by queue in B-WF2Q+ order, with no idling.
     fn drain(&mut self, now: Instant, ctx: &mut Ctx) {
-        self.rerun_at = None;
         self.idle_timer = None;
         let now_ns = now.as_nanos();
         self.tick(now);
@@ -1801,25 +1793,18 @@ impl Scheduler for Bfq {
         self.maybe_free(q);
     }
 
-    /// blk-mq sends flushes past the scheduler.
-    fn flush_drains(&self) -> bool {
-        false
+    /// A blk-mq scheduler: flushes go past it, and the queue runs it by blk-mq's rules.
+    fn blk_mq(&self) -> bool {
+        true
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        match (self.idle_timer, self.rerun_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.idle_timer
     }
     fn handle_timeout(&mut self, now: Instant, ctx: &mut Ctx) {
         self.tick(now);
         if self.idle_timer.is_some_and(|t| now >= t) {
             self.idle_timer_fired(now);
-            ctx.kick();
-        }
-        if self.rerun_at.is_some_and(|t| now >= t) {
-            self.rerun_at = None;
             ctx.kick();
         }
     }

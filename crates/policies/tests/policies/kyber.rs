@@ -90,3 +90,40 @@ fn without_congestion_nothing_is_throttled() {
     assert_eq!((write_depth, read_depth), (128, 256));
     assert!(writes_on_device >= 8, "only {writes_on_device} writes on the device at once");
 }
+
+/// 70 discards at once: DISCARD's 64 tokens go, six requests wait.
+fn discards_out_of_tokens() -> String {
+    let mut s = String::from("sched kyber:plugging=0,queue_depth=128\nat 0ms\n");
+    for i in 1..=70 {
+        s += &format!("arrive d{i} discard {}+8 owner=1\n", i * 1000);
+    }
+    s += "expect dispatch";
+    for i in 1..=64 {
+        s += &format!(" d{i}");
+    }
+    s += "\nexpect none\n";
+    s
+}
+
+/// A domain out of tokens waits on its token bitmap's wait queue, which every
+/// `wake_batch`-th freed token wakes (8 at DISCARD's depth of 64): seven completions run
+/// nothing, the eighth runs the queue and the waiting requests get the freed tokens.
+#[test]
+fn a_domain_out_of_tokens_is_woken_by_a_wake_batch_of_frees() {
+    let mut s = discards_out_of_tokens();
+    s += "at 1ms\n";
+    for i in 1..=7 {
+        s += &format!("complete d{i}\nexpect none\n");
+    }
+    s += "complete d8\nexpect dispatch d65 d66 d67 d68 d69 d70\n";
+    iosched_policies::scenario::run(&s).unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Before a wake batch is freed, blk-mq's re-run of a queue whose scheduler gave nothing
+/// (3 ms after that run) finds the token one completion freed.
+#[test]
+fn a_domain_out_of_tokens_gets_a_freed_token_at_blk_mqs_rerun() {
+    let mut s = discards_out_of_tokens();
+    s += "expect timeout 3ms\nat 1ms\ncomplete d1\nexpect none\nat 3ms\ntimeout\nexpect dispatch d65\n";
+    iosched_policies::scenario::run(&s).unwrap_or_else(|e| panic!("{e}"));
+}
