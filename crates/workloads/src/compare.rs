@@ -324,6 +324,8 @@ pub struct CompareReport {
     pub mem_bytes: u64,
     pub cpu: String,
     pub host: String,
+    /// The file system in effect (`ext3`, `ext2`, …).
+    pub fs: String,
     /// The machine as every benchmark's JSON names it ([`Machine::json`]), less the seed
     /// (the study's are in `seeds`).
     pub machine: serde_json::Value,
@@ -419,6 +421,7 @@ pub fn run(cfg: &CompareConfig, progress: &(dyn Fn(usize, usize, &str) + Sync)) 
         mem_bytes: m.mem_bytes,
         cpu: m.cpu.clone(),
         host: m.host.clone(),
+        fs: m.host_profile().map(|h| h.fs.describe()).unwrap_or_default(),
         machine: {
             let mut j = m.json();
             if let Some(o) = j.as_object_mut() {
@@ -470,7 +473,7 @@ pub fn render(r: &CompareReport) -> String {
         r.seeds.first().copied().unwrap_or(0),
         r.seeds.last().copied().unwrap_or(0)
     );
-    let _ = writeln!(s, "machine: disk {}, {} MiB, {}, {}", r.disk, r.mem_bytes >> 20, r.cpu, r.host);
+    let _ = writeln!(s, "machine: disk {}, {} MiB, {}, {}, {}", r.disk, r.mem_bytes >> 20, r.cpu, r.host, r.fs);
     for c in &r.commands {
         let _ = writeln!(s, "  {c}");
     }
