@@ -323,6 +323,11 @@ impl Sim {
         tid
     }
 
+    /// Whether transaction `tid` has committed.
+    pub(super) fn journal_committed(&self, tid: u64) -> bool {
+        self.journal.as_ref().is_some_and(|j| j.commit_sequence >= tid)
+    }
+
     /// `log_wait_commit`: `None` once `tid` is committed, else block `t` until a commit
     /// ends and return `again`.
     pub(super) fn journal_wait_commit(&mut self, t: TaskId, tid: u64, again: Cont) -> Option<Cont> {

@@ -139,6 +139,19 @@ impl Sim {
         self.release_cpu(t);
     }
 
+    /// Whether a wait the task is about to start is already satisfied: for waits whose
+    /// only wake-up is the event itself (its own I/O, its asynchronous I/O, a journal
+    /// commit), a task that slept after the event would sleep for ever.
+    fn wait_is_over(&self, t: TaskId, why: &Block) -> bool {
+        let task = &self.tasks[t.0 as usize];
+        match *why {
+            Block::Io => task.io_outstanding == 0,
+            Block::Aio { min } => task.aio_done >= min || task.aio_inflight == 0,
+            Block::Commit { tid } => self.journal_committed(tid),
+            _ => false,
+        }
+    }
+
     pub(super) fn wake(&mut self, t: TaskId) {
         if matches!(self.tasks[t.0 as usize].state, State::Blocked(_)) {
             self.make_runnable(t);
@@ -218,6 +231,13 @@ impl Sim {
                 return;
             }
             if let Some(b) = task.block_after.take() {
+                if self.wait_is_over(t, &b) {
+                    // The condition came true while the task, its bio admitted, waited for a
+                    // CPU (a write-cached disk can complete it first): wait_event checks
+                    // before it sleeps, so the task goes on.
+                    self.tasks[t.0 as usize].unplug_before_block = false;
+                    continue;
+                }
                 self.block(t, b);
                 return;
             }

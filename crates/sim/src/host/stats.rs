@@ -30,21 +30,7 @@ impl Sim {
             }
             let what = match &task.state {
                 State::Exited => continue,
-                State::Runnable | State::Running | State::Burning => "running or runnable",
-                State::Submitting => "submitting a request",
-                State::Blocked(b) => match b {
-                    Block::Page(_) => "on a page being read",
-                    Block::Slot(_) => "for a request slot",
-                    Block::Io => "for their own I/O to complete",
-                    Block::Fsync(_) => "in fsync",
-                    Block::Congestion { .. } => "in blk_congestion_wait",
-                    Block::Sleep { .. } => "sleeping",
-                    Block::Counter { .. } => "for other tasks (a barrier)",
-                    Block::Exit(_) => "for a child to exit",
-                    Block::Memory { .. } => "for free memory",
-                    Block::Commit { .. } => "for a journal commit",
-                    Block::Aio { .. } => "for asynchronous I/O",
-                },
+                s => state_name(s),
             };
             n += 1;
             match kinds.iter_mut().find(|(k, _)| *k == what) {
@@ -53,8 +39,15 @@ impl Sim {
             }
         }
         let parts: Vec<String> = kinds.iter().map(|(k, c)| format!("{c} {k}")).collect();
+        // kjournald, when it is not asleep: fsyncs wait for it.
+        let kj = self
+            .kjournald()
+            .map(|t| &self.tasks[t.0 as usize].state)
+            .filter(|s| !matches!(s, State::Blocked(Block::Sleep { .. })))
+            .map(|s| format!("; kjournald {}", state_name(s)))
+            .unwrap_or_default();
         format!(
-            "{n} task{} not done: {}; {} request{} on the device",
+            "{n} task{} not done: {}{kj}; {} request{} on the device",
             if n == 1 { "" } else { "s" },
             parts.join(", "),
             self.device_inflight,
@@ -116,5 +109,27 @@ impl Sim {
         self.stopped
             || (!self.watched.is_empty()
                 && self.watched.iter().all(|&t| self.tasks[t.0 as usize].state == State::Exited))
+    }
+}
+
+/// What a task in `state` is doing, for [`Sim::waiting`].
+fn state_name(state: &State) -> &'static str {
+    match state {
+        State::Exited => "exited",
+        State::Runnable | State::Running | State::Burning => "running or runnable",
+        State::Submitting => "submitting a request",
+        State::Blocked(b) => match b {
+            Block::Page(_) => "on a page being read or written",
+            Block::Slot(_) => "for a request slot",
+            Block::Io => "for their own I/O to complete",
+            Block::Fsync(_) => "in fsync",
+            Block::Congestion { .. } => "in blk_congestion_wait",
+            Block::Sleep { .. } => "sleeping",
+            Block::Counter { .. } => "for other tasks (a barrier)",
+            Block::Exit(_) => "for a child to exit",
+            Block::Memory { .. } => "for free memory",
+            Block::Commit { .. } => "for a journal commit",
+            Block::Aio { .. } => "for asynchronous I/O",
+        },
     }
 }

@@ -510,3 +510,56 @@ fn on_2_4_bdflush_and_the_writer_submit_single_buffers() {
 }
 
 mod ext3;
+
+/// A task whose direct write waited for a request slot is woken when one frees, but it
+/// may wait for the CPU while its write is dispatched and completes (here a 100 µs
+/// device, one CPU kept busy by two spinning tasks). It must not then sleep for that
+/// write: the wait is over before it begins (`wait_event` checks first).
+#[test]
+fn a_write_that_completes_before_its_task_gets_the_cpu_is_not_waited_for() {
+    let profile = iosched_disk::profile::load_profile("null").unwrap();
+    let cfg = SimConfig {
+        host: HostProfile::linux_2007(64 << 20),
+        cpu: CpuProfile::piii_1000(),
+        seed: 1,
+        vmstat: false,
+        time_limit: Some(Instant::from_secs(600)),
+        max_sim_time: None,
+        interrupt: None,
+        clock: None,
+        trace: false,
+        max_bio_sectors: 256,
+    };
+    let mut s = Sim::new(cfg, profile.build_boxed(1));
+    let d = s.fs.mkdir(s.fs.root(), "w");
+    let f = s.fs.create_with_size(d, "f", 16 << 20);
+    // Eight writers of 4 KiB direct writes share four slots, so they sleep for slots.
+    let mut writers = Vec::new();
+    for w in 0..8u64 {
+        let mut i = 0u64;
+        let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp {
+            i += 1;
+            if i > 200 {
+                return SysOp::Exit;
+            }
+            SysOp::DirectWrite { file: f, offset: ((w * 200 + i) % 4096) * 4096, len: 4096 }
+        };
+        let t = s.spawn(format!("w{w}"), Box::new(prog), IoPrio::NONE);
+        s.watch(t);
+        writers.push(t);
+    }
+    for h in 0..2 {
+        let mut n = 0;
+        let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp {
+            n += 1;
+            if n > 400 { SysOp::Exit } else { SysOp::Think(Duration::from_millis(5)) }
+        };
+        let t = s.spawn(format!("spin{h}"), Box::new(prog), IoPrio::NONE);
+        s.watch(t);
+    }
+    let mut q = queue("noop:nr_requests=4,plugging=0");
+    host::run(&mut s, &mut q);
+    for t in writers {
+        assert!(s.task_exited(t), "{} never finished: {}", s.task_name(t), s.waiting());
+    }
+}
