@@ -333,8 +333,9 @@ impl HostProfile {
             nr_requests: None,
             ide_max_sectors: None,
             kick_unplug: false,
-            // The 2003 reports do not say; ext2 keeps their hosts as calibrated, and
-            // `--fs ext3` runs them with a journal.
+            // The read-many report's cover message names ext2 for its test box
+            // (20030220212304.4712fee9.akpm@digeo.com); the tiobench report does not say,
+            // and keeps the same. `--fs ext3` runs either with a journal.
             fs: FsKind::Ext2,
         }
     }

@@ -340,7 +340,8 @@ impl Machine {
     /// One simulated run: the skeleton every benchmark shares. The queue for `spec` on
     /// this machine's disk (recording its inputs if `run.record`), a fresh simulator,
     /// `setup` (the benchmark's files and first tasks), the run until the watched tasks
-    /// exit, the check that no limit stopped it ([`check_ended`]), and the queue trace.
+    /// exit, the check that no limit stopped it ([`check_ended`]), and the queue trace
+    /// (with an `# owner` line per task that did I/O: its owner id, name and bytes).
     /// Returns what `setup` returned and the finished run, whose simulator holds the
     /// statistics and vmstat lines.
     pub fn run<T>(
@@ -357,7 +358,15 @@ impl Machine {
         let t = setup(&mut sim)?;
         iosched_sim::host::run(&mut sim, &mut queue);
         check_ended(&sim, &run.what)?;
-        let trace = self.queue_trace(spec, &run.trace_label, &mut queue)?;
+        let mut trace = self.queue_trace(spec, &run.trace_label, &mut queue)?;
+        if let Some(tr) = &mut trace {
+            // Whose requests are whose: the programs and the kernel's threads (pdflush,
+            // kjournald, …), each with the bytes its requests moved.
+            for (name, owner, read, written) in sim.io_by_task() {
+                tr.meta
+                    .push(("owner".into(), format!("{} {name}: {read} bytes read, {written} bytes written", owner.0)));
+            }
+        }
         Ok((t, Finished { sim, trace }))
     }
 

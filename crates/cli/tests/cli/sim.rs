@@ -614,3 +614,37 @@ fn fs_flag_is_checked_and_shown() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("linux-2.6, ext3 (data=writeback, noatime), seed 1"), "{}", stdout(&o));
 }
+
+/// A recorded trace names each owner that did I/O; on ext3 kjournald writes, on ext2 it
+/// does not exist.
+#[test]
+fn a_trace_names_its_owners_and_kjournald_writes_on_ext3() {
+    for (fs, kjournald) in [("ext3", true), ("ext2", false)] {
+        let path = TempPath::new(&format!("owners-{fs}.trace"));
+        let p = path.0.to_str().unwrap();
+        let o = iosched(&[
+            "sysbench",
+            "fileio",
+            "--file-test-mode",
+            "seqwr",
+            "--time",
+            "2",
+            "--file-total-size",
+            "64M",
+            "--fs",
+            fs,
+            "--record",
+            p,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = std::fs::read_to_string(&path.0).unwrap();
+        let owners: Vec<&str> = text.lines().filter(|l| l.starts_with("# owner ")).collect();
+        assert!(owners.iter().any(|l| l.contains(" sysbench")), "{fs}: {owners:?}");
+        let kj = owners.iter().find(|l| l.contains(" kjournald: "));
+        assert_eq!(kj.is_some(), kjournald, "{fs}: {owners:?}");
+        if let Some(l) = kj {
+            let written: u64 = l.split(", ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+            assert!(written > 0, "{l}");
+        }
+    }
+}
