@@ -33,9 +33,9 @@ pub struct MachineArgs {
     #[arg(allow_hyphen_values = true, long)]
     pub mapped: Option<String>,
     /// File system: ext2, or ext3 with its options set if wanted
-    /// (ext3:data=writeback,commit=30,atime=0,journal_at=start; defaults data=ordered,
-    /// commit=5, atime=1, journal_at=middle) [default: the host's: ext3 on linux-2.6,
-    /// ext2 on linux-2.4 and linux-2.5].
+    /// (ext3:data=writeback,commit=30,atime=0,journal_at=start,journal_mb=32; defaults
+    /// data=ordered, commit=5, atime=1, journal_at=middle, mke2fs's journal size for the
+    /// disk) [default: the host's: ext3 on linux-2.6, ext2 on linux-2.4 and linux-2.5].
     #[arg(long, value_name = "FS")]
     pub fs: Option<String>,
     /// Seed: the disk's initial rotational position, random offsets, and the pids that place new files. Same seed, same output.

@@ -117,6 +117,9 @@ pub struct Ext3 {
     pub atime: bool,
     /// Where the journal's blocks are.
     pub journal_at: JournalAt,
+    /// The journal's size in MiB (`mke2fs -J size=`), if not mke2fs's default for the
+    /// file system's size (`Fs::default_journal_blocks`).
+    pub journal_mb: Option<u64>,
 }
 
 /// `data=` (`Documentation/filesystems/ext3.txt`).
@@ -142,12 +145,18 @@ pub enum JournalAt {
 impl Ext3 {
     /// ext3's defaults in 2.6.20: data=ordered, commit=5, atime on; the journal in the
     /// middle.
-    pub const DEFAULT: Ext3 =
-        Ext3 { data: DataMode::Ordered, commit: Duration::from_secs(5), atime: true, journal_at: JournalAt::Middle };
+    pub const DEFAULT: Ext3 = Ext3 {
+        data: DataMode::Ordered,
+        commit: Duration::from_secs(5),
+        atime: true,
+        journal_at: JournalAt::Middle,
+        journal_mb: None,
+    };
 }
 
 impl FsKind {
-    /// `ext2`, or `ext3[:data=ordered|writeback,commit=SECONDS,atime=0|1,journal_at=middle|start]`.
+    /// `ext2`, or
+    /// `ext3[:data=ordered|writeback,commit=SECONDS,atime=0|1,journal_at=middle|start,journal_mb=MIB]`.
     /// A key given twice or unknown, or a value out of range, is refused.
     pub fn by_name(spec: &str) -> Result<Self, String> {
         let (name, settings) = split_spec(spec, "file system", "key=value", "ext3:data=writeback")?;
@@ -193,9 +202,15 @@ impl FsKind {
                         _ => return Err(bad("middle or start")),
                     }
                 }
+                "journal_mb" => {
+                    // mke2fs 1.39's -J size= limits: 1024 to 102400 blocks of 4 KiB.
+                    let n: u64 =
+                        v.parse().ok().filter(|n| (4..=400).contains(n)).ok_or_else(|| bad("whole MiB, 4..=400"))?;
+                    e.journal_mb = Some(n);
+                }
                 _ => {
                     return Err(format!(
-                        "file system `{spec}`: unknown key `{k}`; ext3's keys are data, commit, atime and journal_at"
+                        "file system `{spec}`: unknown key `{k}`; ext3's keys are data, commit, atime, journal_at and journal_mb"
                     ));
                 }
             }
@@ -221,6 +236,9 @@ impl FsKind {
                 }
                 if e.journal_at == JournalAt::Start {
                     d.push("journal at the start".into());
+                }
+                if let Some(mb) = e.journal_mb {
+                    d.push(format!("{mb} MiB journal"));
                 }
                 if d.is_empty() { "ext3".into() } else { format!("ext3 ({})", d.join(", ")) }
             }

@@ -202,6 +202,19 @@ impl Machine {
         if !self.mem_bytes.is_multiple_of(1 << 20) {
             return Err(format!("memory (--mem) {} bytes: expected a whole number of MiB (e.g. 256M)", self.mem_bytes));
         }
+        if let iosched_sim::FsKind::Ext3(e) = host.fs
+            && let Some(mb) = e.journal_mb
+        {
+            // mke2fs: "Journal size too big for filesystem" past half its free blocks.
+            let free = filesystem(&self.disk, &profile)?.free_blocks();
+            if mb << 8 > free / 2 {
+                return Err(format!(
+                    "--fs: journal_mb={mb}: a journal may take at most half of the file system on disk {} ({} MiB)",
+                    profile.name,
+                    (free / 2) >> 8
+                ));
+            }
+        }
         let cache = host.cache_pages() * 4096;
         if host.mapped_bytes > cache / 2 {
             return Err(format!(
@@ -216,7 +229,8 @@ impl Machine {
     }
 
     /// Check that `bytes` of file data (`what`, as the user gave it) fit on the
-    /// filesystem of this machine's disk, with room for ext2's indirect blocks — so a
+    /// filesystem of this machine's disk, with room for ext2's indirect blocks and ext3's
+    /// journal — so a
     /// run fails up front with the sizes named, not half-way with a full filesystem.
     pub fn check_fits(&self, bytes: u64, what: &str) -> Result<(), String> {
         let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
@@ -224,7 +238,11 @@ impl Machine {
         let blocks = bytes.div_ceil(4096);
         // One indirect block per 1024 data blocks, and 1 % spare for directories,
         // double-indirect blocks and preallocation left over.
-        let needed = blocks + blocks / 1024 + blocks / 100;
+        let journal = match self.host_profile()?.fs {
+            iosched_sim::FsKind::Ext3(e) => e.journal_mb.map_or_else(|| fs.default_journal_blocks(), |mb| mb << 8),
+            iosched_sim::FsKind::Ext2 => 0,
+        };
+        let needed = blocks + blocks / 1024 + blocks / 100 + journal;
         if needed > fs.free_blocks() {
             return Err(format!(
                 "{what} does not fit on disk {} ({:.1} GiB of filesystem space; {:.1} GiB needed with ext2's indirect blocks)",

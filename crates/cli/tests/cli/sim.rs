@@ -601,6 +601,7 @@ fn fs_flag_is_checked_and_shown() {
         ("ext2:atime=0", "ext2 has no settings"),
         ("ext3:atime=2", "atime=2: expected 0 (noatime) or 1"),
         ("ext3:commit=5,commit=6", "`commit` is given twice"),
+        ("ext3:journal_mb=2", "journal_mb=2: expected whole MiB, 4..=400"),
     ] {
         let o = iosched(&["sysbench", "fileio", "--file-test-mode", "seqwr", "--time", "1", "--fs", fs]);
         assert!(!o.status.success(), "--fs {fs} was accepted");

@@ -179,7 +179,7 @@ impl Sim {
     /// Mount ext3: make the journal (`mke2fs -j`: its size for the file system's,
     /// where it puts it) and start kjournald.
     pub(super) fn mount_ext3(&mut self, cfg: Ext3) {
-        let len = self.fs.default_journal_blocks();
+        let len = cfg.journal_mb.map_or_else(|| self.fs.default_journal_blocks(), |mb| mb << 8);
         let runs = self.fs.reserve_journal(len, cfg.journal_at == crate::profile::JournalAt::Middle);
         let task = self.add_task("kjournald".into(), None, IoPrio::NONE, false);
         self.tasks[task.0 as usize].state = State::Blocked(Block::Sleep { token: 0 });
@@ -508,6 +508,7 @@ impl Sim {
                 j.head = 1;
             }
             j.used += k;
+            assert!(j.used < j.len, "the log overran its tail ({} of {} blocks)", j.used, j.len);
             j.stats.log_blocks += k;
             left -= k;
             self.journal_write(t, start, k);

@@ -204,3 +204,38 @@ fn reading_a_file_updates_its_inode_through_the_journal() {
     let (commits, by_kj, _, home) = run(false);
     assert_eq!((commits, by_kj, home.len()), (0, 0, 0), "noatime journaled a read");
 }
+
+/// A 4 MiB journal (1024 blocks) under 600 fsyncs, each forcing a commit of the file's
+/// inode and allocation bitmap: the log wraps, so log_do_checkpoint must free space —
+/// by moving the tail past transactions whose blocks went home, or by writing them — and
+/// the log never overruns its tail (an assertion in the journal).
+#[test]
+fn a_small_journal_is_checkpointed_as_it_fills() {
+    let mut s = ext3_sim(FsKind::Ext3(Ext3 { journal_mb: Some(4), ..Ext3::DEFAULT }));
+    let d = s.fs.mkdir(s.fs.root(), "w");
+    let f = s.fs.create(d, "f");
+    let (mut i, mut synced) = (0u64, true);
+    let prog = move |_: &mut ProgCtx, _: Option<&Outcome>| -> SysOp {
+        if i == 600 {
+            return SysOp::Exit;
+        }
+        if synced {
+            synced = false;
+            i += 1;
+            // Every 64 KiB a new block group bitmap word, every 4 MiB an indirect block.
+            return SysOp::Write { file: f, offset: (i - 1) * 65536, len: 4096 };
+        }
+        synced = true;
+        SysOp::Fsync { file: f }
+    };
+    let t = s.spawn("syncer", Box::new(prog), IoPrio::NONE);
+    s.watch(t);
+    host::run(&mut s, &mut queue("deadline"));
+    assert!(s.task_exited(t), "{}", s.waiting());
+    let st = s.journal_stats().unwrap();
+    let counts = (st.commits, st.forced_commits, st.log_blocks, st.checkpoints, st.checkpoint_blocks);
+    // (A writeback pass may clean an inode before its fsync, which then commits nothing.)
+    assert!(st.forced_commits >= 590 && st.commits >= 590, "{counts:?}");
+    assert!(st.log_blocks > 2048, "the log did not wrap twice: {counts:?}");
+    assert!(st.checkpoints > 0, "no checkpoint: {counts:?}");
+}
