@@ -742,34 +742,6 @@ impl PageCache {
         true
     }
 
-    /// A dirty page (not under writeback) becomes clean without being written: jbd's
-    /// `jbd_unexpected_dirty_buffer`, when a metadata block joins a transaction. Returns
-    /// true if it was dirty.
-    pub fn cancel_dirty(&mut self, p: PageId) -> bool {
-        let (file, index, locked) = {
-            let pg = &mut self.pages[p as usize];
-            if !pg.dirty || pg.writeback {
-                return false;
-            }
-            pg.dirty = false;
-            (pg.file, pg.index, pg.locked)
-        };
-        self.nr_dirty -= 1;
-        if !locked {
-            self.nr_clean += 1;
-        }
-        let d = self.dirty.get_mut(&file).expect("dirty page of a clean inode");
-        let (joined, _) = d.pages.remove(index).expect("a dirty page is in its inode's set");
-        for &id in &d.passes {
-            self.passes.get_mut(id).expect("a live pass").note_leaver(index, joined);
-        }
-        if d.pages.is_empty() {
-            let since = d.since;
-            self.dirty_order.remove(&(since, file));
-        }
-        true
-    }
-
     /// Writeback picked a dirty page: dirty → writeback.
     pub fn start_writeback(&mut self, p: PageId) {
         let (file, index) = {

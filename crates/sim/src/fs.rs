@@ -308,6 +308,12 @@ impl Fs {
         g * BLOCKS_PER_GROUP + GROUP_META_BLOCKS + idx * INODE_SIZE / BLOCK
     }
 
+    /// Whether `block` is the primary superblock's (ext3 keeps the free counts in percpu
+    /// counters and does not journal it on allocation, `ext3_new_blocks`).
+    pub fn is_superblock(&self, block: u64) -> bool {
+        block == SUPERBLOCK
+    }
+
     /// The block bitmap of a group (dirtied when blocks are allocated).
     pub fn bitmap_block(&self, block: u64) -> u64 {
         (block / BLOCKS_PER_GROUP) * BLOCKS_PER_GROUP + 2

@@ -91,6 +91,13 @@ pub struct HostProfile {
     /// The file system mounted on the disk: ext2 on the 2003 hosts, ext3 (data=ordered)
     /// on the 2007 one (`--fs`).
     pub fs: FsKind,
+    /// How often a `write()` dirties its inode for the new mtime. `None`: every write
+    /// (2.4's `generic_file_write` marks it dirty unconditionally; 2.5.64's
+    /// `inode_update_time` compares jiffy-resolution times, so every write differs).
+    /// `Some(g)`: only when the time, in steps of `g`, moved (2.6.20's `file_update_time`
+    /// with `current_fs_time`; ext2 and ext3 keep the superblock's `s_time_gran` of 1 s);
+    /// a write that extends the file dirties it anyway (`generic_commit_write`).
+    pub mtime_granularity: Option<Duration>,
 }
 
 /// The file system the host mounts. Both lay files out as `fs.rs` does (ext3 is ext2's
@@ -351,6 +358,8 @@ impl HostProfile {
             nr_requests: None,
             ide_max_sectors: None,
             kick_unplug: false,
+            // 2.5.64's inode_update_time: jiffy timestamps, so every write() dirties.
+            mtime_granularity: None,
             // The read-many report's cover message names ext2 for its test box
             // (20030220212304.4712fee9.akpm@digeo.com); the tiobench report does not say,
             // and keeps the same. `--fs ext3` runs either with a journal.
@@ -407,6 +416,8 @@ impl HostProfile {
             kick_unplug: true,
             // Every major distribution's default in 2007.
             fs: FsKind::Ext3(Ext3::DEFAULT),
+            // file_update_time with ext2/ext3's s_time_gran of 1 s.
+            mtime_granularity: Some(Duration::from_secs(1)),
             ..Self::linux_2003(mem_bytes)
         }
     }

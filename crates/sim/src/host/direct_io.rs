@@ -13,14 +13,15 @@ impl Sim {
         let last = (offset + len).div_ceil(BLOCK);
         let max = self.max_bio_sectors() / SECTORS_PER_BLOCK;
         let iocb = if aio { self.token() } else { 0 };
+        // The size before the call (allocation below moves it to each block's end).
+        let old = self.fs.file(file).size;
         let mut fb = first;
         let mut bios = 0;
         while fb < last {
             if self.fs.map(file, fb).is_none() {
                 if write {
                     let a = self.fs.allocate(file, fb, self.pid(t));
-                    self.inode_dirty.insert(file.0);
-                    self.journal_dirty_inode(file);
+                    self.allocated_blocks(file);
                     self.charge(t, self.cfg.cpu.block_alloc);
                     for b in a.meta {
                         self.dirty_meta(b);
@@ -55,6 +56,12 @@ impl Sim {
             let end = offset + len;
             let size = self.fs.file(file).size.max(end);
             self.fs.set_size(file, size);
+            // __generic_file_aio_write_nolock calls file_update_time for O_DIRECT too; on
+            // the 2.4/2.5 hosts direct writes dirty the inode only through allocation, as
+            // they were calibrated.
+            if self.cfg.host.mtime_granularity.is_some() {
+                self.update_mtime(file, size > old);
+            }
         }
         let task = &mut self.tasks[t.0 as usize];
         if bios > 0 {

@@ -289,14 +289,18 @@ impl Sim {
                 }
             }
         };
-        // Allocate the block (ext2_get_block with create), dirtying metadata.
+        // Allocate the block (ext2_get_block with create), dirtying metadata and the inode
+        // (its block count: ext2_splice_branch's mark_inode_dirty; on ext3
+        // ext3_mark_inode_dirty journals it without dirtying the VFS inode).
         if self.fs.map(file, index).is_none() {
             let alloc = self.fs.allocate(file, index, self.pid(t));
             self.charge(t, cpu.block_alloc);
             for b in alloc.meta {
                 self.dirty_meta(b);
             }
+            self.allocated_blocks(file);
         }
+        // (`size` is from before the allocation, which moves the size to the block's end.)
         let new_size = self.fs.file(file).size.max(page_end);
         self.fs.set_size(file, new_size);
         let copy = if mmap { cpu.page_lookup } else { cpu.copy_page };
@@ -309,17 +313,49 @@ impl Sim {
         }
         // ext3 data=ordered: the page joins the running transaction.
         self.journal_dirty_data(file, index);
-        // mtime (and the size or block count) changed: the inode is dirty (on ext3, into
-        // the journal).
-        self.inode_dirty.insert(file.0);
-        self.journal_dirty_inode(file);
+        // The inode: its mtime (by the host's rule) and, when the write extends the file,
+        // its size (generic_commit_write).
+        self.update_mtime(file, new_size > size);
         Cont::Write { file, pos: page_end, end, written: written + (page_end - pos), mmap }
+    }
+
+    /// `file_update_time` (2.6.20) or its 2.4/2.5 counterpart for a write to `file`: the
+    /// inode is dirtied (on ext3, into the journal) when the mtime moved by the host's rule
+    /// or `extended` (the size grew).
+    pub(super) fn update_mtime(&mut self, file: FileId, extended: bool) {
+        let moved = match self.cfg.host.mtime_granularity {
+            None => true,
+            Some(g) => {
+                let step = self.now.as_nanos() / (g.as_nanos() as u64).max(1);
+                self.mtime.insert(file.0, step) != Some(step)
+            }
+        };
+        if moved || extended {
+            self.inode_dirty.insert(file.0);
+            self.journal_dirty_inode(file);
+        }
+    }
+
+    /// New blocks for `file`: its inode's block count changed. ext2 marks the VFS inode
+    /// dirty (`ext2_splice_branch`); ext3 journals the inode without doing so
+    /// (`ext3_splice_branch` → `ext3_mark_inode_dirty`).
+    pub(super) fn allocated_blocks(&mut self, file: FileId) {
+        if self.journaled() {
+            self.journal_dirty_inode(file);
+        } else {
+            self.inode_dirty.insert(file.0);
+        }
     }
 
     /// Mark a metadata block dirty (allocating its cache page without reading: ext2 reads
     /// bitmaps once and keeps them; new indirect blocks are fresh). On ext3 the block
     /// joins the running transaction instead (`host/journal.rs`).
     pub(super) fn dirty_meta(&mut self, block: u64) {
+        if self.journaled() && self.fs.is_superblock(block) {
+            // ext3_new_blocks journals the bitmap and group descriptor only; the
+            // superblock's counts are percpu counters, written at unmount or sync.
+            return;
+        }
         let p = match self.cache.get(META, block) {
             Some(p) => p,
             None => match self.cache_add_nowait(META, block) {

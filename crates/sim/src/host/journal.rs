@@ -5,8 +5,8 @@
 //! - **Transactions.** Every change to metadata — an inode (a write's mtime and size, a
 //!   read's atime), a block bitmap or group descriptor, an indirect block — joins the
 //!   running transaction (`journal_dirty_metadata`): its block is not written home while
-//!   the transaction runs (`BH_JBDDirty`, not `BH_Dirty`; a block already dirty is cleaned,
-//!   `jbd_unexpected_dirty_buffer`). In `data=ordered` mode every page a buffered write
+//!   a transaction holds it (`BH_JBDDirty`), and it stays in memory (the journal head
+//!   holds the buffer), so here it is a dirty page that writeback passes over. In `data=ordered` mode every page a buffered write
 //!   dirties also joins it (`ext3_ordered_commit_write` → `journal_dirty_data`). The first
 //!   change after a commit begins a transaction (`get_transaction`), which expires
 //!   `commit=` seconds later (`t_expires`, 5 s by default).
@@ -17,12 +17,13 @@
 //!   data pages that are still dirty and waits for those under writeback, whoever started
 //!   it (`journal_submit_data_buffers`, `t_locked_list`); then it writes a descriptor block
 //!   and a copy of each metadata block to the log at its head (`journal_write_metadata_buffer`,
-//!   one descriptor per 508 tags), waits for them, writes the commit block
+//!   one descriptor per 506 tags), waits for them, writes the commit block
 //!   (`journal_write_commit_record`, no barrier: 2.6.20 ext3 mounts with `barrier=0`) and
 //!   waits for it. The journal writes are plain `WRITE`s, not sync ones.
 //! - **Checkpointing.** After the commit the metadata blocks are dirty in the block
 //!   device's cache (`__journal_refile_buffer` turns `BH_JBDDirty` into `BH_Dirty`), so
-//!   ordinary writeback writes them home once they are `dirty_expire` old. The log's space
+//!   ordinary writeback writes them home once they are `dirty_expire` old; a block is on
+//!   the checkpoint list of the newest transaction that committed it. The log's space
 //!   is freed only by `log_do_checkpoint`, when a commit would leave less than a quarter
 //!   of the journal (`__log_space_left` < `jbd_space_needed`): the tail moves past the
 //!   transactions whose blocks are all home (`cleanup_journal_tail`, which writes the
@@ -46,8 +47,12 @@ use super::*;
 use crate::profile::{DataMode, Ext3};
 use std::collections::BTreeSet;
 
-/// Tags per descriptor block: (4096 − 12-byte header − 16-byte UUID of the first tag) / 8.
-const TAGS_PER_DESCRIPTOR: u64 = 508;
+/// Tags per descriptor block: after the 12-byte header, 8 bytes a tag and the first one's
+/// 16-byte UUID, `journal_commit_transaction` closes a descriptor once fewer than 24 bytes
+/// are left: 506 tags.
+const TAGS_PER_DESCRIPTOR: u64 = 506;
+/// `MIN_LOG_RESERVED_BLOCKS`: log blocks `__log_space_left` never counts as free.
+const MIN_LOG_RESERVED_BLOCKS: u64 = 32;
 
 /// One transaction's contents.
 #[derive(Debug, Default)]
@@ -169,9 +174,11 @@ impl Journal {
         n.div_ceil(TAGS_PER_DESCRIPTOR) + n + 1
     }
 
-    /// `__log_space_left`: free log blocks.
+    /// `__log_space_left`: free log blocks, pessimistically — less 32 reserved, less an
+    /// eighth of the rest for descriptor blocks.
     fn space_left(&self) -> u64 {
-        (self.len - 1).saturating_sub(self.used)
+        let left = (self.len - 1).saturating_sub(self.used).saturating_sub(MIN_LOG_RESERVED_BLOCKS);
+        left - (left >> 3)
     }
 }
 
@@ -237,6 +244,15 @@ impl Sim {
         self.journal.as_mut().and_then(|j| j.running.as_mut())
     }
 
+    /// Whether a running or committing transaction holds metadata block `block`, so it may
+    /// not be written home yet.
+    pub(super) fn journal_holds(&self, block: u64) -> bool {
+        self.journal.as_ref().is_some_and(|j| {
+            j.running.as_ref().is_some_and(|t| t.meta.contains(&block))
+                || j.committing.as_ref().is_some_and(|t| t.meta.contains(&block))
+        })
+    }
+
     /// Whether metadata goes through the journal (ext3).
     pub(super) fn journaled(&self) -> bool {
         self.journal.is_some()
@@ -245,8 +261,11 @@ impl Sim {
     /// `journal_dirty_metadata` for metadata block `block`, whose cache page exists: it
     /// joins the running transaction and is not written home until that commits.
     pub(super) fn journal_dirty_metadata(&mut self, block: u64, p: PageId) {
-        if !self.cache.page(p).writeback {
-            self.cache.cancel_dirty(p);
+        // BH_JBDDirty: the page counts as dirty, so reclaim cannot drop it (the journal head
+        // holds the buffer, `journal_add_journal_head`), and writeback passes over it while
+        // a transaction holds it (`journal_holds`).
+        if !self.cache.page(p).locked {
+            self.cache.set_dirty(p, self.now);
         }
         let full = {
             let Some(tx) = self.journal_start() else { return };
@@ -400,14 +419,30 @@ impl Sim {
                     return self.commit_data();
                 };
                 // __flush_batch: the oldest transaction's dirty blocks, written and waited for.
-                let blocks = c.blocks.clone();
-                j.stats.checkpoints += 1;
-                let dirty = blocks
+                // Those a live transaction holds again cannot go home before it commits
+                // (which moves them off this list); if nothing else is left, commit first.
+                let blocks: Vec<u64> = c.blocks.clone();
+                let writable: Vec<u64> = blocks
                     .iter()
-                    .filter(|&&b| self.cache.get(META, b).is_some_and(|p| self.cache.page(p).dirty))
-                    .count();
-                self.journal.as_mut().unwrap().stats.checkpoint_blocks += dirty as u64;
-                self.write_meta_blocks(blocks.clone(), Box::new(Cont::Kjournald(Kj::CheckpointWait(blocks))))
+                    .copied()
+                    .filter(|&b| {
+                        let held = j.running.as_ref().is_some_and(|t| t.meta.contains(&b))
+                            || j.committing.as_ref().is_some_and(|t| t.meta.contains(&b));
+                        !held && self.cache.get(META, b).is_some_and(|p| self.cache.page(p).dirty)
+                    })
+                    .collect();
+                let in_flight = blocks.iter().any(|&b| {
+                    self.cache.get(META, b).is_some_and(|p| {
+                        let pg = self.cache.page(p);
+                        pg.writeback || pg.locked
+                    })
+                });
+                if writable.is_empty() && !in_flight {
+                    return self.commit_data();
+                }
+                j.stats.checkpoints += 1;
+                j.stats.checkpoint_blocks += writable.len() as u64;
+                self.write_meta_blocks(writable, Box::new(Cont::Kjournald(Kj::CheckpointWait(blocks))))
             }
             Kj::CheckpointWait(blocks) => {
                 let again = Cont::Kjournald(Kj::CheckpointWait(blocks.clone()));
@@ -546,6 +581,11 @@ impl Sim {
         let n = tx.meta.len() as u64;
         let rerun: Vec<u64> = tx.meta.iter().copied().collect();
         let again: BTreeSet<u64> = j.running.as_ref().map(|r| r.meta.clone()).unwrap_or_default();
+        // __journal_insert_checkpoint: a block moves to the newest committed transaction's
+        // checkpoint list (`__journal_remove_checkpoint` from the older one).
+        for c in j.checkpoints.iter_mut() {
+            c.blocks.retain(|b| !tx.meta.contains(b));
+        }
         j.checkpoints.push_back(Checkpoint { blocks: rerun.clone(), log_blocks: Journal::log_blocks_for(n) });
         let waiters = std::mem::take(&mut j.waiters);
         for b in rerun {

@@ -486,12 +486,15 @@ pub struct Sim {
     /// Inodes a `writeback_inodes` pass is writing (I_LOCK).
     inodes_under_writeback: FastSet<u32>,
     /// Files whose inode is dirty (`I_DIRTY_SYNC`): changed since it was last copied into
-    /// its inode-table block. Every `write()` dirties it (mtime has jiffy resolution in 2.5).
+    /// its inode-table block. A `write()` dirties it by the host's `mtime_granularity`
+    /// (every write on 2.4 and 2.5, once a second on 2.6) and when it extends the file.
     inode_dirty: FastSet<u32>,
     /// ext3's journal and kjournald (`None` on ext2).
     journal: Option<journal::Journal>,
     /// Each file's access time, in whole seconds, once a read set it (`touch_atime`).
     atime: FastMap<u32, u64>,
+    /// Each file's mtime in steps of the host's `mtime_granularity`, once a write set it.
+    mtime: FastMap<u32, u64>,
 }
 
 const MAX_WRITEBACK_PAGES: i64 = 1024;
@@ -581,6 +584,7 @@ impl Sim {
             inode_dirty: FastSet::default(),
             journal: None,
             atime: FastMap::default(),
+            mtime: FastMap::default(),
             cfg,
         };
         for i in 0..s.cfg.host.pdflush_threads {

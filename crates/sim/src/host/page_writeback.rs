@@ -207,7 +207,8 @@ impl Sim {
                     continue;
                 };
                 let pg = self.cache.page(p);
-                if !pg.dirty || pg.writeback || pg.locked {
+                // (ext3: a metadata block a live transaction holds is not written home.)
+                if !pg.dirty || pg.writeback || pg.locked || (f == META && self.journal_holds(idx)) {
                     self.wb_pop(&mut w, idx);
                     continue;
                 }

@@ -239,3 +239,28 @@ fn a_small_journal_is_checkpointed_as_it_fills() {
     assert!(st.log_blocks > 2048, "the log did not wrap twice: {counts:?}");
     assert!(st.checkpoints > 0, "no checkpoint: {counts:?}");
 }
+
+/// 2.6.20's `file_update_time` dirties the inode only when the mtime's second moved: 100
+/// overwrites, each followed by fsync, force a commit about once a second, where the
+/// 2.5 rule (every write dirties the inode) forces one per fsync.
+#[test]
+fn overwrites_dirty_the_inode_once_a_second_on_2_6() {
+    let commits = |host: HostProfile| {
+        let mut s = sim_on(host, false, false);
+        let d = s.fs.mkdir(s.fs.root(), "w");
+        let f = s.fs.create_with_size(d, "f", 1 << 20);
+        let mut script = Vec::new();
+        for i in 0..100 {
+            script.push(SysOp::Write { file: f, offset: (i % 256) * 4096, len: 4096 });
+            script.push(SysOp::Fsync { file: f });
+        }
+        run_script(&mut s, script);
+        (s.journal_stats().unwrap().forced_commits, s.sim_time().as_secs_f64())
+    };
+    let (c26, secs) = commits(HostProfile::linux_2007(256 << 20));
+    assert!(c26 >= 1 && (c26 as f64) <= secs.ceil() + 1.0, "2.6: {c26} commits in {secs:.2} s");
+    let mut h25 = HostProfile::linux_2003(256 << 20);
+    h25.fs = FsKind::Ext3(Ext3::DEFAULT);
+    let (c25, _) = commits(h25);
+    assert_eq!(c25, 100, "2.5's rule: a commit per fsync");
+}
