@@ -4,7 +4,8 @@
 //!
 //! What it is: tasks making system calls ([`host::SysOp`]) on one or more simulated CPUs;
 //! the page cache with LRU reclaim, 2.6 read-ahead, dirty accounting, background and
-//! periodic writeback and dirty throttling; an ext2-like block allocator; and the
+//! periodic writeback and dirty throttling; an ext2-like block allocator, with ext3's
+//! journal (kjournald, data=ordered) on top when mounted so; and the
 //! glue ([`host::Sim`], an implementation of the core's `Env`) that drives a
 //! [`iosched_core::Queue`] with any policy in front of any `iosched_disk::Device`.
 //!

@@ -13,7 +13,8 @@
 //! API programs are written against), `sched` (CPU and task states), `syscalls` (a call
 //! becoming its continuation, path lookup), `filemap` (buffered reads and writes),
 //! `readahead`, `vmscan` (reclaim), `page_writeback` (dirty limits, throttling, pdflush),
-//! `fsync`, `direct_io`, `bio` (the block layer and the [`Env`] for the driver loop) and
+//! `fsync`, `journal` (ext3's journal and kjournald), `direct_io`, `bio` (the block layer
+//! and the [`Env`] for the driver loop) and
 //! `stats` (vmstat samples, and what tasks wait for when a run stops early).
 //! This file holds the state they share and the calls a workload makes to set up and
 //! watch a run.
