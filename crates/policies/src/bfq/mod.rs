@@ -82,7 +82,6 @@ const LARGE_BURST_THRESH: u32 = 8;
 /// "Minus infinity from now" in jiffies (`bfq_smallest_from_now`).
 const NEVER: i64 = i64::MIN / 4;
 
-
 /// `bfq_timeout` = HZ/8 jiffies: the default budget timeout, and what time charging is
 /// scaled to whatever `timeout_sync` says.
 fn default_timeout(hz: Hz) -> u64 {

@@ -325,10 +325,7 @@ impl Sim {
     pub(super) fn update_mtime(&mut self, file: FileId, extended: bool) {
         let moved = match self.cfg.host.mtime_granularity {
             None => true,
-            Some(g) => {
-                let step = self.now.as_nanos() / (g.as_nanos() as u64).max(1);
-                self.mtime.insert(file.0, step) != Some(step)
-            }
+            Some(g) => journal::time_moved(&mut self.mtime, file, self.now, g),
         };
         if moved || extended {
             self.inode_dirty.insert(file.0);
@@ -363,11 +360,14 @@ impl Sim {
                 None => return,
             },
         };
-        if self.journaled() {
-            // ext3: into the running transaction; home only after it commits.
-            self.journal_dirty_metadata(block, p);
-        } else if !self.cache.page(p).locked {
+        if !self.cache.page(p).locked {
             self.cache.set_dirty(p, self.now);
+        }
+        if self.journaled() {
+            // ext3 (BH_JBDDirty): into the running transaction, home only after it
+            // commits; the dirty page cannot be dropped (the journal head holds the
+            // buffer) and writeback passes over it while a transaction holds it.
+            self.journal_dirty_metadata(block);
         }
     }
 }

@@ -9,9 +9,10 @@ impl Sim {
     // ---------------------------------------------------------------------------------
     // fsync
 
-    /// `sys_fsync` on ext2 (2.5) or ext3 (2.6.20), step by step (see [`FsyncStep`]). Each wait is for this
-    /// file's own buffers: an fsync does not wait for other files' metadata, so fsyncs
-    /// ending at different times each pay their own trip to the inode table.
+    /// `sys_fsync` on ext2 (2.5) or ext3 (2.6.20), step by step (see [`FsyncStep`]). Each
+    /// wait is for this file's own buffers: an fsync does not wait for other files'
+    /// metadata, so fsyncs ending at different times each pay their own trip to the inode
+    /// table.
     pub(super) fn step_fsync(&mut self, t: TaskId, file: FileId, step: FsyncStep) -> Cont {
         let next = |step| Cont::Fsync { file, step };
         match step {
@@ -81,14 +82,22 @@ impl Sim {
     pub(super) fn write_meta_blocks(&mut self, mut blocks: Vec<u64>, then: Box<Cont>) -> Cont {
         blocks.sort_unstable();
         blocks.dedup();
+        self.write_buffers(META, blocks.into(), then)
+    }
+
+    /// `ll_rw_block(WRITE)` on the given pages of `file` (metadata blocks, or the data
+    /// pages of a committing ext3 transaction), in the order given: the dirty ones not
+    /// already being written go out, contiguous ones in one bio; the file's cyclic
+    /// writeback position is left alone.
+    pub(super) fn write_buffers(&mut self, file: u32, pages: VecDeque<u64>, then: Box<Cont>) -> Cont {
         Cont::Writeback(Writeback {
             nr_to_write: i64::MAX,
             nonblocking: false,
             older_than: None,
-            only_file: Some(META),
+            only_file: Some(file),
             inodes: VecDeque::new(),
-            pages: WbPages::List(blocks.into()),
-            file: Some(META),
+            pages: WbPages::List(pages),
+            file: Some(file),
             written: 0,
             encountered_congestion: false,
             buffers_only: true,

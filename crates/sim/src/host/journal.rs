@@ -258,15 +258,10 @@ impl Sim {
         self.journal.is_some()
     }
 
-    /// `journal_dirty_metadata` for metadata block `block`, whose cache page exists: it
-    /// joins the running transaction and is not written home until that commits.
-    pub(super) fn journal_dirty_metadata(&mut self, block: u64, p: PageId) {
-        // BH_JBDDirty: the page counts as dirty, so reclaim cannot drop it (the journal head
-        // holds the buffer, `journal_add_journal_head`), and writeback passes over it while
-        // a transaction holds it (`journal_holds`).
-        if !self.cache.page(p).locked {
-            self.cache.set_dirty(p, self.now);
-        }
+    /// `journal_dirty_metadata` for metadata block `block` (its page already dirty, see
+    /// `dirty_meta`): it joins the running transaction and is not written home until
+    /// that commits.
+    pub(super) fn journal_dirty_metadata(&mut self, block: u64) {
         let full = {
             let Some(tx) = self.journal_start() else { return };
             tx.meta.insert(block);
@@ -292,18 +287,10 @@ impl Sim {
     /// `mark_inode_dirty` on ext3 (`ext3_dirty_inode`): the inode's block joins the
     /// running transaction.
     pub(super) fn journal_dirty_inode(&mut self, file: FileId) {
-        if !self.journaled() {
-            return;
+        if self.journaled() {
+            let ino = self.fs.inode_block(self.fs.file(file).inode);
+            self.dirty_meta(ino);
         }
-        let ino = self.fs.inode_block(self.fs.file(file).inode);
-        let p = match self.cache.get(META, ino) {
-            Some(p) => p,
-            None => match self.cache_add_nowait(META, ino) {
-                Some(p) => p,
-                None => return,
-            },
-        };
-        self.journal_dirty_metadata(ino, p);
     }
 
     /// `touch_atime` on a read of `file`: with atime on, a new second dirties the inode
@@ -312,8 +299,7 @@ impl Sim {
         if !self.journal.as_ref().is_some_and(|j| j.cfg.atime) {
             return;
         }
-        let sec = self.now.as_nanos() / 1_000_000_000;
-        if self.atime.insert(file.0, sec) == Some(sec) {
+        if !time_moved(&mut self.atime, file, self.now, Duration::from_secs(1)) {
             return;
         }
         self.inode_dirty.insert(file.0);
@@ -426,9 +412,7 @@ impl Sim {
                     .iter()
                     .copied()
                     .filter(|&b| {
-                        let held = j.running.as_ref().is_some_and(|t| t.meta.contains(&b))
-                            || j.committing.as_ref().is_some_and(|t| t.meta.contains(&b));
-                        !held && self.cache.get(META, b).is_some_and(|p| self.cache.page(p).dirty)
+                        !self.journal_holds(b) && self.cache.get(META, b).is_some_and(|p| self.cache.page(p).dirty)
                     })
                     .collect();
                 let in_flight = blocks.iter().any(|&b| {
@@ -440,6 +424,7 @@ impl Sim {
                 if writable.is_empty() && !in_flight {
                     return self.commit_data();
                 }
+                let j = self.journal.as_mut().expect("ext3");
                 j.stats.checkpoints += 1;
                 j.stats.checkpoint_blocks += writable.len() as u64;
                 self.write_meta_blocks(writable, Box::new(Cont::Kjournald(Kj::CheckpointWait(blocks))))
@@ -454,20 +439,7 @@ impl Sim {
                     let all = tx.data.iter().flat_map(|(&f, ix)| ix.iter().map(move |&i| (f, i))).collect();
                     return Cont::Kjournald(Kj::WaitData(all));
                 };
-                Cont::Writeback(Writeback {
-                    nr_to_write: i64::MAX,
-                    nonblocking: false,
-                    older_than: None,
-                    only_file: Some(f),
-                    inodes: VecDeque::new(),
-                    pages: WbPages::List(pages),
-                    file: Some(f),
-                    written: 0,
-                    encountered_congestion: false,
-                    buffers_only: true,
-                    lru24: false,
-                    then: Box::new(Cont::Kjournald(Kj::DataDone(files))),
-                })
+                self.write_buffers(f, pages, Box::new(Cont::Kjournald(Kj::DataDone(files))))
             }
             Kj::WaitData(mut pages) => {
                 // wait_on_buffer on each page still being written (t_locked_list).
@@ -600,4 +572,11 @@ impl Sim {
         }
         self.wake_all(waiters);
     }
+}
+
+/// Whether `now`, in steps of `granularity`, differs from the step `map` holds for `file`
+/// (recording it): a file time (`i_atime`, `i_mtime`) changes only when its clock moved.
+pub(super) fn time_moved(map: &mut FastMap<u32, u64>, file: FileId, now: Instant, granularity: Duration) -> bool {
+    let step = now.as_nanos() / (granularity.as_nanos() as u64).max(1);
+    map.insert(file.0, step) != Some(step)
 }

@@ -18,7 +18,12 @@ fn sim_on(host: HostProfile, trace: bool, vmstat: bool) -> Sim {
 }
 
 fn sim_seeded(host: HostProfile, seed: u64, trace: bool, vmstat: bool) -> Sim {
-    let profile = iosched_disk::profile::load_profile("ide-2003").unwrap();
+    sim_on_disk("ide-2003", host, seed, trace, vmstat)
+}
+
+/// A simulator of `host` on built-in disk `disk` and the 2003 CPU.
+fn sim_on_disk(disk: &str, host: HostProfile, seed: u64, trace: bool, vmstat: bool) -> Sim {
+    let profile = iosched_disk::profile::load_profile(disk).unwrap();
     let cfg = SimConfig {
         host,
         cpu: CpuProfile::piii_1000(),
@@ -517,20 +522,7 @@ mod ext3;
 /// write: the wait is over before it begins (`wait_event` checks first).
 #[test]
 fn a_write_that_completes_before_its_task_gets_the_cpu_is_not_waited_for() {
-    let profile = iosched_disk::profile::load_profile("null").unwrap();
-    let cfg = SimConfig {
-        host: HostProfile::linux_2007(64 << 20),
-        cpu: CpuProfile::piii_1000(),
-        seed: 1,
-        vmstat: false,
-        time_limit: Some(Instant::from_secs(600)),
-        max_sim_time: None,
-        interrupt: None,
-        clock: None,
-        trace: false,
-        max_bio_sectors: 256,
-    };
-    let mut s = Sim::new(cfg, profile.build_boxed(1));
+    let mut s = sim_on_disk("null", HostProfile::linux_2007(64 << 20), 1, false, false);
     let d = s.fs.mkdir(s.fs.root(), "w");
     let f = s.fs.create_with_size(d, "f", 16 << 20);
     // Eight writers of 4 KiB direct writes share four slots, so they sleep for slots.
