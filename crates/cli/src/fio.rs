@@ -5,7 +5,7 @@ use crate::record;
 use crate::sim::{MachineArgs, Progress, specs, specs_fit};
 use iosched_benchmarks::fio::report::{Format, json, normal};
 use iosched_benchmarks::fio::{self, Context};
-use iosched_workloads::fio::{FioConfig, run};
+use iosched_workloads::fio::{FioConfig, run_or_stop};
 use iosched_workloads::machine::Machine;
 use std::io::Write;
 use std::path::PathBuf;
@@ -165,7 +165,9 @@ pub fn main(a: Args) -> Result<(), String> {
     let mut docs = Vec::new();
     for (i, s) in specs.iter().enumerate() {
         p.tick(i, specs.len(), &s.text);
-        let mut r = run(s, &cfg).map_err(String::from)?;
+        // A run a limit stopped still reports what its jobs did (fio's report on Ctrl-C);
+        // the runs after it are not made.
+        let (mut r, stopped) = run_or_stop(s, &cfg).map_err(String::from)?;
         if let (Some(base), Some(t)) = (a.record_trace.as_deref(), r.trace.take()) {
             record::write(base, &t, i + 1, specs.len(), json_out)?;
         }
@@ -186,6 +188,12 @@ pub fn main(a: Args) -> Result<(), String> {
             out.write_all(text.as_bytes()).map_err(|e| e.to_string())
         })?;
         docs.push(v);
+        if let Some(e) = stopped {
+            p.finish();
+            a.report.write(&docs)?;
+            let where_ = if a.output.is_some() { "the report written" } else { "the report above" };
+            return Err(format!("{e}; {where_} is partial"));
+        }
     }
     p.finish();
     a.report.write(&docs)

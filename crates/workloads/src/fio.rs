@@ -77,13 +77,25 @@ pub struct FioRun {
 
 /// The fio jobs under `spec`.
 pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
+    let (r, stopped) = run_or_stop(spec, cfg)?;
+    match stopped {
+        Some(e) => Err(e),
+        None => Ok(r),
+    }
+}
+
+/// [`run`], but a run that `--max-sim-time` or an interrupt stopped returns the report of
+/// what each job did until then (fio's report when it is stopped), with the error beside
+/// it. A stopped run has no queue trace.
+pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<Error>), Error> {
     for j in &cfg.jobs.jobs {
         check(j)?;
     }
     let results: Shared<Vec<Option<JobResult>>> = Rc::new(RefCell::new(Vec::new()));
     let iologs: Shared<Vec<(usize, String, String)>> = Rc::new(RefCell::new(Vec::new()));
+    let stopped_at: Shared<Option<Instant>> = Rc::new(RefCell::new(None));
     let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
-    let ((), Finished { trace, .. }) = cfg.machine.run(spec, &run, |sim| {
+    let ((), Finished { trace, sim }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
         let root = sim.fs.root();
         let ids = make_files(sim, root, &cfg.jobs)?;
         let mut groups: Vec<Vec<Worker>> = Vec::new();
@@ -118,6 +130,7 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
                     slot,
                     results.clone(),
                     iologs.clone(),
+                    stopped_at.clone(),
                 ));
             }
         }
@@ -126,6 +139,11 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
         sim.watch(t);
         Ok(())
     })?;
+    if stopped.is_some() {
+        *stopped_at.borrow_mut() = Some(sim.sim_time());
+    }
+    // The workers still in the simulator (a stopped run) report as they are dropped.
+    drop(sim);
     let jobs: Vec<JobResult> =
         results.borrow_mut().drain(..).collect::<Option<Vec<_>>>().ok_or("fio: a job did not finish")?;
     let report = Report {
@@ -137,7 +155,7 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
     };
     let mut logs = iologs.borrow_mut().drain(..).collect::<Vec<_>>();
     logs.sort_by_key(|l| l.0);
-    Ok(FioRun { report, trace, iologs: logs.into_iter().map(|(_, p, t)| (p, t)).collect() })
+    Ok((FioRun { report, trace, iologs: logs.into_iter().map(|(_, p, t)| (p, t)).collect() }, stopped))
 }
 
 /// What this executor refuses, by the job.
@@ -222,6 +240,19 @@ fn make_files(
         }
     }
     let files = jobs.files().expect("checked");
+    // The blocks the files take, with ext2's indirect blocks (one per 1024 data blocks,
+    // and a few for the double-indirect tree): a job larger than the disk is refused.
+    let block = iosched_sim::fs::BLOCK;
+    let need: u64 = files.iter().map(|(_, size)| size.div_ceil(block)).map(|b| b + b.div_ceil(1024) + 2).sum();
+    let free = sim.fs.free_blocks();
+    if need > free {
+        return Err(format!(
+            "the jobs' files take {} MiB; the simulated disk's file system has {} MiB free (choose a larger --disk, \
+             or smaller size=)",
+            need * block >> 20,
+            free * block >> 20
+        ));
+    }
     Ok(files.into_iter().map(|(n, size)| (n.clone(), sim.fs.create_with_size(root, &n, size))).collect())
 }
 
@@ -326,6 +357,9 @@ struct Worker {
     /// Every measured I/O, for the job's per-I/O logs.
     samples: Option<Vec<Sample>>,
     thread_number: u64,
+    /// When a limit stopped the run (set before the simulator is dropped): a job that has
+    /// not finished then reports what it did so far, as fio does when it is stopped.
+    stopped_at: Shared<Option<Instant>>,
 }
 
 /// While a replayed log's next I/O is not due and I/Os are in flight, completions are
@@ -344,6 +378,7 @@ impl Worker {
         slot: usize,
         results: Shared<Vec<Option<JobResult>>>,
         iologs: Shared<Vec<(usize, String, String)>>,
+        stopped_at: Shared<Option<Instant>>,
     ) -> Worker {
         let regions: Vec<Region> = files.iter().map(|f| Region { start: f.start, len: f.len }).collect();
         let region_bytes: u64 = files.iter().map(|f| f.len).sum();
@@ -384,6 +419,7 @@ impl Worker {
             depth_map: [0; 7],
             samples: job.logs_samples().then(Vec::new),
             thread_number,
+            stopped_at,
         }
     }
 
@@ -579,6 +615,21 @@ impl Worker {
             samples: self.samples.take().unwrap_or_default(),
             number: self.thread_number,
         });
+    }
+}
+
+/// A job the run's limit stopped (or that never started) reports what it did by then.
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let Some(at) = *self.stopped_at.borrow() else { return };
+        if self.results.borrow()[self.slot].is_some() {
+            return;
+        }
+        if matches!(self.step, Step::Start | Step::Open(_)) {
+            // Not yet running: no time measured.
+            self.measured_from = at;
+        }
+        self.finish(at);
     }
 }
 

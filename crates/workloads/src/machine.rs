@@ -368,6 +368,22 @@ impl Machine {
         run: &RunSpec,
         setup: impl FnOnce(&mut Sim) -> Result<T, String>,
     ) -> Result<(T, Finished), Error> {
+        let (t, finished, stopped) = self.run_or_stop(spec, run, setup)?;
+        match stopped {
+            Some(e) => Err(e),
+            None => Ok((t, finished)),
+        }
+    }
+
+    /// [`Machine::run`], but a run a limit ended ([`check_ended`]) also returns the simulator
+    /// as it stopped, with the error beside it, so that the caller can report what its
+    /// programs did so far (a partial report).
+    pub fn run_or_stop<T>(
+        &self,
+        spec: &SchedSpec,
+        run: &RunSpec,
+        setup: impl FnOnce(&mut Sim) -> Result<T, String>,
+    ) -> Result<(T, Finished, Option<Error>), Error> {
         let mut queue = self.queue(spec)?;
         if run.record {
             queue.start_recording();
@@ -375,7 +391,9 @@ impl Machine {
         let mut sim = self.sim(run.time_limit, run.vmstat, queue.config().max_sectors)?;
         let t = setup(&mut sim)?;
         iosched_sim::host::run(&mut sim, &mut queue);
-        check_ended(&sim, &run.what)?;
+        if let Err(e) = check_ended(&sim, &run.what) {
+            return Ok((t, Finished { sim, trace: None }, Some(e)));
+        }
         let mut trace = self.queue_trace(spec, &run.trace_label, &mut queue)?;
         if let Some(tr) = &mut trace {
             // Whose requests are whose: the programs and the kernel's threads (pdflush,
@@ -385,7 +403,7 @@ impl Machine {
                     .push(("owner".into(), format!("{} {name}: {read} bytes read, {written} bytes written", owner.0)));
             }
         }
-        Ok((t, Finished { sim, trace }))
+        Ok((t, Finished { sim, trace }, None))
     }
 
     /// A fresh simulator for one run, for a queue whose largest request is

@@ -225,6 +225,43 @@ fn simulated_runs_stop_on_signals_and_at_max_sim_time() {
     assert!(stderr(&o).contains("--max-sim-time 0: expected a positive time"), "{}", stderr(&o));
 }
 
+/// A simulated fio run stopped by --max-sim-time or by SIGINT prints fio's report of what
+/// its jobs did until then, says it is partial, and exits 1; a job that never started
+/// reports no I/O.
+#[test]
+fn a_stopped_fio_run_reports_what_its_jobs_did() {
+    let job = [
+        "--name=r",
+        "--rw=randread",
+        "--size=1g",
+        "--direct=1",
+        "--name=later",
+        "--stonewall",
+        "--rw=read",
+        "--size=1m",
+    ];
+    let mut args = vec!["fio", "--output-format", "json", "--max-sim-time", "2s", "--"];
+    args.extend(job);
+    let o = iosched(&args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("stopped at --max-sim-time (2 s") && stderr(&o).ends_with("partial\n"),
+        "{}",
+        stderr(&o)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = &doc["jobs"][0]["read"];
+    let ms = r["runtime"].as_u64().unwrap();
+    assert!((1900..=2000).contains(&ms) && r["total_ios"].as_u64().unwrap() > 50, "{r}");
+    assert_eq!(doc["jobs"][1]["read"]["total_ios"], 0, "the stonewalled job never ran");
+    let args = ["fio", "--output-format", "json", "--", "--name=r", "--rw=randread", "--size=16g", "--direct=1"];
+    let (o, _) = signalled(&args, "INT", std::time::Duration::from_millis(700));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("interrupted at simulated time"), "{}", stderr(&o));
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0, "{doc}");
+}
+
 /// The audit's list of small lies and unclear errors, each with what it prints now.
 #[test]
 fn audit_cases_get_clear_errors() {

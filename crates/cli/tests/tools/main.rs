@@ -72,6 +72,11 @@ fn main() {
             fio::fios_jsonplus_script_reads_our_json_plus,
         ),
         trial("fio::skewed_distributions_match_fio_genzipf", &[Need::Fio], fio::skewed_distributions_match_fio_genzipf),
+        trial(
+            "fio::fios_examples_run_or_are_refused_in_one_line",
+            &[Need::FioExamples],
+            fio::fios_examples_run_or_are_refused_in_one_line,
+        ),
         trial("fio::log_files_have_fios_names_and_lines", &[Need::Fio], fio::log_files_have_fios_names_and_lines),
         trial(
             "mount::what_programs_write_reaches_backing_intact",

@@ -1,7 +1,7 @@
 //! What a test needs from the machine, checked before it runs.
 //!
 //! A test that needs io_uring, root, loop devices, `mkfs.ext4`, a tmpfs with O_DIRECT,
-//! fio or Chromium declares it when it is registered (`main.rs` here; the CLI's report
+//! fio, fio's example job files or Chromium declares it when it is registered (`main.rs` here; the CLI's report
 //! test, `crates/cli/tests/tools/report.rs`, uses this same module). Where a need is missing the test is
 //! reported as `ignored` — so cargo's summary line counts it — and one `SKIP` line on
 //! stderr names the need and why it is missing. With `IOSCHED_TEST_REQUIRE=all` (set by
@@ -30,6 +30,10 @@ pub enum Need {
     TmpfsDirectIo,
     /// The `fio` command.
     Fio,
+    /// fio 3.x's example job files in `/usr/share/doc/fio/examples` (Debian package
+    /// fio-examples): the CLI's test that runs each of them.
+    #[allow(dead_code)]
+    FioExamples,
     /// The `chromium` browser (headless: the report's rendering test; no rt test needs it).
     #[allow(dead_code)]
     Chromium,
@@ -47,6 +51,7 @@ impl Need {
             Need::Mkfs => "mkfs.ext4",
             Need::TmpfsDirectIo => "tmpfs-odirect",
             Need::Fio => "fio",
+            Need::FioExamples => "fio-examples",
             Need::Chromium => "chromium",
             Need::Fuse => "fuse",
         }
@@ -87,6 +92,12 @@ impl Need {
             Need::Mkfs => Need::Root.missing().or_else(|| runs("mkfs.ext4", "-V")),
             Need::TmpfsDirectIo => Need::Root.missing().or_else(tmpfs_odirect_missing),
             Need::Fio => runs("fio", "--version"),
+            Need::FioExamples => {
+                let n = std::fs::read_dir(FIO_EXAMPLES)
+                    .map(|d| d.filter_map(Result::ok).filter(|e| e.path().extension() == Some("fio".as_ref())).count())
+                    .unwrap_or(0);
+                (n == 0).then(|| format!("no *.fio in {FIO_EXAMPLES} (Debian package fio-examples)"))
+            }
             Need::Chromium => runs("chromium", "--version"),
             Need::Fuse => Need::Root.missing().or_else(|| {
                 if !std::path::Path::new("/dev/fuse").exists() {
@@ -112,7 +123,8 @@ fn env_list(var: &str) -> Vec<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .collect();
-    let known = ["io_uring", "root", "losetup", "mkfs.ext4", "tmpfs-odirect", "fio", "chromium", "fuse"];
+    let known =
+        ["io_uring", "root", "losetup", "mkfs.ext4", "tmpfs-odirect", "fio", "fio-examples", "chromium", "fuse"];
     for n in &v {
         if !(known.contains(&n.as_str()) || (var == "IOSCHED_TEST_REQUIRE" && n == "all")) {
             eprintln!(
@@ -124,6 +136,9 @@ fn env_list(var: &str) -> Vec<String> {
     }
     v
 }
+
+/// Where Debian's fio-examples puts fio's `examples/`.
+pub const FIO_EXAMPLES: &str = "/usr/share/doc/fio/examples";
 
 /// Whether we run as root (loop devices, mounts).
 pub fn is_root() -> bool {
