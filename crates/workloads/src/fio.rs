@@ -249,8 +249,8 @@ fn make_files(
         return Err(format!(
             "the jobs' files take {} MiB; the simulated disk's file system has {} MiB free (choose a larger --disk, \
              or smaller size=)",
-            need * block >> 20,
-            free * block >> 20
+            (need * block) >> 20,
+            (free * block) >> 20
         ));
     }
     Ok(files.into_iter().map(|(n, size)| (n.clone(), sim.fs.create_with_size(root, &n, size))).collect())
