@@ -231,3 +231,47 @@ pub const FIO_OPTIONS: &[&str] = &[
     "zonesize",
     "zoneskip",
 ];
+
+/// fio 3.33's aliases (`fio --cmdhelp=NAME`'s `alias` line; options.c's `.alias`), as
+/// (alias, option).
+pub const FIO_ALIASES: &[(&str, &str)] = &[
+    ("blockalign", "ba"),
+    ("blocksize", "bs"),
+    ("blocksize_range", "bsrange"),
+    ("blocksize_unaligned", "bs_unaligned"),
+    ("disable_bw", "disable_bw_measurement"),
+    ("fileoffset", "offset"),
+    ("fill_fs", "fill_device"),
+    ("io_limit", "io_size"),
+    ("iodepth_batch_submit", "iodepth_batch"),
+    ("iodepth_batch_complete", "iodepth_batch_complete_min"),
+    ("iomem", "mem"),
+    ("nr_files", "nrfiles"),
+    ("ratecycle", "rate_cycle"),
+    ("ratemin", "rate_min"),
+    ("readwrite", "rw"),
+    ("ss", "steadystate"),
+    ("ss_dur", "steadystate_duration"),
+    ("ss_ramp", "steadystate_ramp_time"),
+    ("timeout", "runtime"),
+    ("wait_for_previous", "stonewall"),
+];
+
+/// The options fio's built-in profiles add to every job (`profiles/tiobench.c`,
+/// `profiles/act.c`): fio accepts them anywhere, and they act only with `profile=` naming
+/// their profile (which is not modelled), so elsewhere they change nothing.
+pub const PROFILE_OPTIONS: &[(&str, &[&str])] = &[
+    ("tiobench", &["block", "numruns", "dir", "threads"]),
+    (
+        "act",
+        &[
+            "device-names",
+            "load",
+            "test-duration",
+            "threads-per-queue",
+            "read-req-num-512-blocks",
+            "large-block-op-kbytes",
+            "prep",
+        ],
+    ),
+];

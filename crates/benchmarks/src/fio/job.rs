@@ -76,6 +76,11 @@ pub enum Distribution {
     Normal {
         dev: f64,
     },
+    /// `zoned:access/size:…` (sizes as percentages of the file) or `zoned_abs:access/size:…`
+    /// (sizes in bytes, from the file's start); the zones are [`Job::zones`].
+    Zoned {
+        absolute: bool,
+    },
 }
 
 /// `ioengine=`: how a job's calls reach the kernel; each maps to the host's system calls.
@@ -159,6 +164,10 @@ pub struct Job {
     pub bssplit: Option<[Vec<(u64, u8)>; 3]>,
     pub blockalign: Option<[u64; 3]>,
     pub random_distribution: Distribution,
+    /// `random_distribution=zoned…`'s zones per direction (read, write, trim), in order:
+    /// (percentage of the accesses, size: a percentage of the file, or bytes with
+    /// `zoned_abs`); the access percentages add up to 100, or the list is empty (uniform).
+    pub zones: [Vec<(u8, u64)>; 3],
     pub randrepeat: bool,
     pub randseed: Option<u64>,
     pub norandommap: bool,
@@ -244,6 +253,7 @@ impl Job {
             bssplit: None,
             blockalign: None,
             random_distribution: Distribution::Random,
+            zones: Default::default(),
             randrepeat: true,
             randseed: None,
             norandommap: false,
@@ -538,9 +548,17 @@ pub fn build(sections: &[Section]) -> Result<JobSet, Error> {
             job.name = s.name.clone();
             job.origin = s.origin.clone();
         }
-        // `kb_base` first, as fio sorts it before every other option of a section.
-        let (first, rest): (Vec<&RawOption>, Vec<&RawOption>) = s.options.iter().partition(|o| o.key == "kb_base");
-        for o in first.into_iter().chain(rest) {
+        // `kb_base` first, as fio sorts it before every other option of a section; then
+        // `ioengine`, so that a job for an engine this model lacks is refused for its
+        // engine rather than for one of that engine's options.
+        let rank = |o: &&RawOption| match o.key.as_str() {
+            "kb_base" => 0,
+            "ioengine" => 1,
+            _ => 2,
+        };
+        let mut ordered: Vec<&RawOption> = s.options.iter().collect();
+        ordered.sort_by_key(rank);
+        for o in ordered {
             apply(&mut job, o, &mut set.warnings)?;
         }
         if s.global {
@@ -571,14 +589,30 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
             Some(v) => value::boolean(v).map_err(bad),
         }
     };
+    if let Some(profile) = super::fio_options::PROFILE_OPTIONS.iter().find(|p| p.1.contains(&key)).map(|p| p.0) {
+        warnings.push(format!(
+            "{}: {key}: accepted, no effect: an option of fio's `{profile}` profile, which acts only with \
+             profile={profile} (not modelled)",
+            o.origin
+        ));
+        return Ok(());
+    }
+    // An alias this reader does not list under its own name stands for its option.
+    let alias_of = super::fio_options::FIO_ALIASES
+        .iter()
+        .find(|a| a.0 == key && !MODELLED.contains(&key) && !REPORTING_ONLY.contains(&key))
+        .map(|a| a.1);
+    let key = alias_of.unwrap_or(key);
+    let named = alias_of.map_or(String::new(), |n| format!("fio's alias of `{n}`, "));
     if REPORTING_ONLY.contains(&key) {
         warnings.push(format!("{}: {key}: accepted, not modelled (it changes only fio's output)", o.origin));
         return Ok(());
     }
     if !MODELLED.contains(&key) && super::fio_options::FIO_OPTIONS.contains(&key) {
-        return Err(bad("a fio option this model does not carry out; it changes the I/O fio issues, so a run \
-                        without it would not be this job"
-            .into()));
+        return Err(bad(format!(
+            "{named}a fio option this model does not carry out; it changes the I/O fio issues, so a run without it \
+             would not be this job"
+        )));
     }
     if !MODELLED.contains(&key) {
         let hint = MODELLED
@@ -731,7 +765,20 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         "blockalign" | "ba" => {
             job.blockalign = Some(value::per_direction(v, [4096; 3], |s| size(s).and_then(positive)).map_err(bad)?);
         }
-        "random_distribution" => job.random_distribution = distribution(v).map_err(bad)?,
+        "random_distribution" => {
+            let (absolute, list) = match (v.strip_prefix("zoned:"), v.strip_prefix("zoned_abs:")) {
+                (Some(l), _) => (false, Some(l)),
+                (_, Some(l)) => (true, Some(l)),
+                _ => (false, None),
+            };
+            match list {
+                Some(l) => {
+                    job.zones = zones(l, absolute, kb).map_err(bad)?;
+                    job.random_distribution = Distribution::Zoned { absolute };
+                }
+                None => job.random_distribution = distribution(v).map_err(bad)?,
+            }
+        }
         "randseed" => job.randseed = Some(v.parse().map_err(|_| bad(format!("`{v}`: expected a whole number")))?),
         "ioengine" => {
             job.ioengine = Engine::NAMES.iter().find(|(n, _)| *n == v).map(|(_, e)| *e).ok_or_else(|| {
@@ -853,13 +900,73 @@ fn bssplit(v: &str, kb: KbBase) -> value::Result<[Vec<(u64, u8)>; 3]> {
     }
 }
 
+/// `random_distribution=zoned:` / `zoned_abs:`'s zones (`zone_split_ddir`): `access/size`
+/// entries separated by `:`, lists per direction separated by `,` as in `bssplit`. The
+/// access percentages must add up to 100. With `zoned`, a zone without a size (`20/`, or
+/// a size of 0) shares the percentage the others leave; fio caps a size over 100 at 100
+/// and gives a lone zone without a size no size at all (all its I/O at the first block),
+/// both refused here. With `zoned_abs` each zone needs its size in bytes.
+fn zones(v: &str, absolute: bool, kb: KbBase) -> value::Result<[Vec<(u8, u64)>; 3]> {
+    let one = |list: &str| -> value::Result<Vec<(u8, u64)>> {
+        let mut out: Vec<(u8, Option<u64>)> = Vec::new();
+        for e in list.split(':') {
+            if e.is_empty() {
+                break;
+            }
+            let (a, size) = e.split_once('/').unwrap_or((e, ""));
+            let access = value::int_in(a, 0, 100).map_err(|m| format!("`{e}`: access percentage: {m}"))? as u8;
+            let size = match (absolute, size) {
+                (true, "") => return Err(format!("`{e}`: expected access/size, a size in bytes for zoned_abs")),
+                (true, s) => Some(positive(value::size(s, kb)?)?),
+                (false, "") => None,
+                (false, s) => Some(value::int_in(s, 0, 100).map_err(|m| format!("`{e}`: size percentage: {m}"))?)
+                    .filter(|&p| p > 0),
+            };
+            out.push((access, size));
+        }
+        if out.is_empty() || out.len() > 256 {
+            return Err(format!("`{list}`: expected 1 to 256 zones access/size separated by `:`"));
+        }
+        let access: u32 = out.iter().map(|e| e.0 as u32).sum();
+        if access != 100 {
+            return Err(format!("`{list}`: the access percentages add up to {access}, expected 100"));
+        }
+        let sized: u64 = out.iter().filter_map(|e| e.1).sum();
+        let missing = out.iter().filter(|e| e.1.is_none()).count() as u64;
+        if !absolute && sized > 100 {
+            return Err(format!("`{list}`: the size percentages add up to {sized}, more than 100"));
+        }
+        if missing > 0 && out.len() == 1 {
+            return Err(format!("`{list}`: a single zone needs its size (fio would give it none)"));
+        }
+        let share = (100 - sized.min(100)).checked_div(missing).unwrap_or(0);
+        Ok(out.into_iter().map(|(a, s)| (a, s.unwrap_or(share))).collect())
+    };
+    let parts: Vec<&str> = v.split(',').collect();
+    match parts.as_slice() {
+        [a] => {
+            let l = one(a)?;
+            Ok([l.clone(), l.clone(), l])
+        }
+        [a, b] => {
+            let (r, w) = (one(a)?, one(b)?);
+            Ok([r, w.clone(), w])
+        }
+        [a, b, c] => Ok([one(a)?, one(b)?, one(c)?]),
+        _ => Err(format!("`{v}`: expected at most three lists: read,write,trim")),
+    }
+}
+
 fn distribution(v: &str) -> value::Result<Distribution> {
     let (name, arg) = match v.split_once(':') {
         Some((n, a)) => (n, Some(a)),
         None => (v, None),
     };
-    if matches!(name, "zoned" | "zoned_abs" | "sequence") {
-        return Err(format!("`{name}`: not modelled; expected random, zipf, pareto or normal"));
+    if matches!(name, "zoned" | "zoned_abs") {
+        return Err(format!("`{v}`: expected {name}:access/size:…"));
+    }
+    if name == "sequence" {
+        return Err(format!("`{name}`: not modelled; expected random, zipf, pareto, normal, zoned or zoned_abs"));
     }
     // A second `:` gives the distribution's centre (fio 3.20+); not modelled.
     if arg.is_some_and(|a| a.contains(':')) {
@@ -894,7 +1001,7 @@ fn distribution(v: &str) -> value::Result<Distribution> {
             }
             Ok(Distribution::Normal { dev })
         }
-        _ => Err(format!("`{name}`: expected random, zipf, pareto or normal")),
+        _ => Err(format!("`{name}`: expected random, zipf, pareto, normal, zoned or zoned_abs")),
     }
 }
 
@@ -931,6 +1038,28 @@ fn check(job: &mut Job, warnings: &mut Vec<String>) -> Result<(), Error> {
     }
     if job.randseed.is_some() {
         job.randrepeat = false;
+    }
+    if job.random_distribution == (Distribution::Zoned { absolute: true })
+        && let Some((_, len)) = job.file_region(0)
+    {
+        for (d, z) in job.zones.iter().take(2).enumerate() {
+            // The end of the last zone that takes accesses (fio checks it when the zone is drawn).
+            let mut end = 0;
+            let mut reach = 0;
+            for &(access, size) in z {
+                end += size;
+                if access > 0 {
+                    reach = end;
+                }
+            }
+            if reach > len {
+                return Err(bad(format!(
+                    "random_distribution=zoned_abs: the {} zones reach {reach} bytes, past the file's {len} (fio: \
+                     `zoned_abs sizes exceed file size`)",
+                    ["read", "write"][d]
+                )));
+            }
+        }
     }
     Ok(())
 }
@@ -1011,8 +1140,23 @@ mod tests {
         assert_eq!(e.to_string(), "t.fio:3: unknown option `iodeph`; did you mean `iodepth`?");
         let e = jobs("[a]\nverify=md5\n").unwrap_err();
         assert!(e.to_string().starts_with("t.fio:2: verify: a fio option this model does not carry out"), "{e}");
-        let e = jobs("[a]\nrandom_distribution=zoned:50/5:50/95\n").unwrap_err();
-        assert!(e.to_string().contains("`zoned`: not modelled"), "{e}");
+        let e = jobs("[a]\nrandom_distribution=sequence:1:2\n").unwrap_err();
+        assert!(e.to_string().contains("`sequence`: not modelled"), "{e}");
+        // An alias stands for its option; a profile's option is accepted with a note.
+        let e = jobs("[a]\nratemin=1m\n").unwrap_err();
+        assert_eq!(
+            e.to_string().split(';').next().unwrap(),
+            "t.fio:2: ratemin: fio's alias of `rate_min`, a fio option this model does not carry out"
+        );
+        let s = jobs("[global]\nthreads=1\n[a]\nsize=1m\n").unwrap();
+        assert!(
+            s.warnings[0].contains("threads: accepted, no effect: an option of fio's `tiobench` profile"),
+            "{:?}",
+            s.warnings
+        );
+        // An engine not modelled is named before that engine's options.
+        let e = jobs("[a]\nfilename_format=x\nioengine=rdma\n").unwrap_err();
+        assert!(e.to_string().starts_with("t.fio:3: ioengine: `rdma`: not a modelled engine"), "{e}");
         let s = jobs("[a]\nrw=read:-8k\n").unwrap();
         assert_eq!(
             s.jobs[0].rw_postfix,

@@ -21,6 +21,10 @@
 //!   modulo the number of blocks — so hot blocks are scattered over the file. The uniform
 //!   draws come from this stream's generator, not fio's Tausworthe, so the blocks differ
 //!   from fio's while the distribution is its.
+//! - **Zones** (`random_distribution=zoned:` / `zoned_abs:`, `zone-dist.c`, `io_u.c`
+//!   `__get_next_rand_offset_zoned`): a draw of 1 to 100 picks the zone that owns that
+//!   access percentile, then a uniform block inside the zone, whose bounds are a percentage
+//!   of the file's blocks (or bytes from its start, in units of the alignment).
 //! - **Seeds**: fio's `randrepeat=1` (its default) draws the same stream on every run, so
 //!   the stream's seed is then fixed; `randrepeat=0` takes the run's seed, `randseed=N` N;
 //!   each job thread (clone) has its own stream.
@@ -61,7 +65,7 @@ impl Skewed {
         let nranges = nranges.max(1);
         let rand_off = rng.below(1 << 32);
         let kind = match d {
-            Distribution::Random => return None,
+            Distribution::Random | Distribution::Zoned { .. } => return None,
             Distribution::Zipf { theta } => {
                 let zetan = (0..nranges.min(ZIPF_MAX_GEN)).map(|i| (1.0 / (i + 1) as f64).powf(theta)).sum();
                 SkewKind::Zipf { theta, zeta2: 1.0 + 0.5f64.powf(theta), zetan }
@@ -148,6 +152,23 @@ pub struct JobStream {
     rng: Rng,
     /// Each file's generator under a non-uniform `random_distribution`.
     skewed: Vec<Option<Skewed>>,
+    /// `random_distribution=zoned…`, per direction: for each of the 100 access percentiles,
+    /// its zone's [start, end), in percent of the file or in bytes (`zone_state_index`).
+    zoned: Option<(bool, [ZoneIndex; 2])>,
+}
+
+/// One direction's zone per access percentile: [start, end).
+type ZoneIndex = Vec<(u64, u64)>;
+
+/// `__td_zone_gen_index`: the zone of each access percentile, as [start, end).
+fn zone_index(zones: &[(u8, u64)]) -> ZoneIndex {
+    let mut idx = Vec::with_capacity(100);
+    let mut start = 0;
+    for &(access, size) in zones {
+        idx.extend(std::iter::repeat_n((start, start + size), access as usize));
+        start += size;
+    }
+    idx
 }
 
 /// The seed of a job's streams: fixed with `randrepeat=1` (fio's default), the run's with
@@ -171,7 +192,13 @@ impl JobStream {
         let range = job.bs[0].min(job.bs[1]).max(1);
         let skewed =
             regions.iter().map(|r| Skewed::new(job.random_distribution, r.len.div_ceil(range), &mut rng)).collect();
-        JobStream { job: job.clone(), cursors: vec![cursor; regions.len()], regions, next_file: 0, rng, skewed }
+        let zoned = match job.random_distribution {
+            Distribution::Zoned { absolute } => {
+                Some((absolute, [zone_index(&job.zones[0]), zone_index(&job.zones[1])]))
+            }
+            _ => None,
+        };
+        JobStream { job: job.clone(), cursors: vec![cursor; regions.len()], regions, next_file: 0, rng, skewed, zoned }
     }
 
     /// The job's regions.
@@ -201,7 +228,22 @@ impl JobStream {
                 c.run_at += len;
                 c.run_at
             } else {
-                let b = if let Some(g) = &self.skewed[fi] {
+                let zone = self.zoned.as_ref().and_then(|(abs, idx)| {
+                    // `__get_next_rand_offset_zoned{,_abs}`: a percentile picks the zone, then
+                    // a uniform block inside it (fio turns the random map off here).
+                    let v = self.rng.below(100) as usize;
+                    idx[d].get(v).map(|&(lo, hi)| {
+                        if *abs {
+                            (lo / align, hi / align)
+                        } else {
+                            let start = lo * blocks / 100;
+                            (start, start + blocks * (hi - lo) / 100)
+                        }
+                    })
+                });
+                let b = if let Some((lo, hi)) = zone {
+                    (lo + self.rng.below((hi - lo).max(1))).min(blocks - 1)
+                } else if let Some(g) = &self.skewed[fi] {
                     // A block of the job's smallest size, placed at this I/O's alignment.
                     let range = self.job.bs[0].min(self.job.bs[1]).max(1);
                     (g.next(&mut self.rng) * range / align).min(blocks - 1)
@@ -319,6 +361,51 @@ mod tests {
         assert!(zipf > 0.6, "zipf:1.2: {zipf}");
         assert!(pareto > 0.6, "pareto:0.2 (80/20 or steeper): {pareto}");
         assert!(normal > 0.3, "normal:5: {normal}");
+    }
+
+    /// `zoned:50/5:30/15:20/` (fio's rand-zones.fio): half the I/Os in the first 5 % of the
+    /// file, 30 % in the next 15 %, the rest in the remaining 80 % (the size left over);
+    /// `zoned_abs` the same in bytes; per direction after a comma.
+    #[test]
+    fn zoned_distributions_put_each_share_in_its_zone() {
+        let shares = |args: &[&str], write: bool| {
+            let j = job(args);
+            let mut s = JobStream::new(&j, vec![Region { start: 0, len: 1000 * 4096 }], 1, 1);
+            let mut n = [0u64; 3];
+            let mut total = 0;
+            while total < 100_000 {
+                let io = s.next_io();
+                if io.write != write {
+                    continue;
+                }
+                total += 1;
+                let b = io.offset / 4096;
+                n[if b < 50 {
+                    0
+                } else if b < 200 {
+                    1
+                } else {
+                    2
+                }] += 1;
+            }
+            n.map(|c| (c as f64 / 1000.0).round() as u64)
+        };
+        let z = shares(&["--rw=randread", "--random_distribution=zoned:50/5:30/15:20/"], false);
+        assert!(z.iter().zip([50, 30, 20]).all(|(&a, b)| a.abs_diff(b) <= 1), "{z:?}");
+        let z = shares(&["--rw=randread", "--random_distribution=zoned_abs:50/200k:30/600k:20/3200k"], false);
+        assert!(z.iter().zip([50, 30, 20]).all(|(&a, b)| a.abs_diff(b) <= 1), "{z:?}");
+        let mixed = ["--rw=randrw", "--random_distribution=zoned:100/5:0/95,20/5:80/95"];
+        assert_eq!(shares(&mixed, false), [100, 0, 0]);
+        let w = shares(&mixed, true);
+        assert!(w[0].abs_diff(20) <= 1, "{w:?}");
+        let bad = |v: &str| {
+            let a = vec!["--name=j".to_string(), "--rw=randread".into(), format!("--random_distribution={v}")];
+            build(&parse_args(&a, 1).unwrap()).unwrap_err().to_string()
+        };
+        assert!(bad("zoned:50/5:30/15").contains("add up to 80, expected 100"), "{}", bad("zoned:50/5:30/15"));
+        assert!(bad("zoned:50/5:50/150").contains("size percentage"));
+        assert!(bad("zoned:100/").contains("a single zone needs its size"));
+        assert!(bad("zoned_abs:50/1m:50").contains("a size in bytes"));
     }
 
     #[test]
