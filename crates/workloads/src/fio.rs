@@ -9,8 +9,9 @@
 //!   (+ `offset_increment` × clone). fio lays out a file that is too small, then drops it
 //!   from the cache (`invalidate=1`); here every file exists at its full size before the
 //!   jobs start and nothing of it is cached, which is the state fio's layout leaves.
-//! - **Groups**: the jobs of a group (`stonewall`, `new_group`) start together; a group
-//!   starts when the one before has finished. Clones (`numjobs`) are jobs of their own.
+//! - **Groups**: `stonewall` and `new_group` start a reporting group; the jobs between two
+//!   `stonewall`s start together, and start when every job before the `stonewall` has
+//!   finished (fio's `run_threads`). Clones (`numjobs`) are jobs of their own.
 //! - **Each I/O**: its file, direction, size and offset come from the job's
 //!   `iosched_benchmarks::fio::stream::JobStream` (fio's rules, shared with any other
 //!   executor); this executor decides when each one goes.
@@ -101,7 +102,8 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
         let mut groups: Vec<Vec<Worker>> = Vec::new();
         let mut thread_number = 0u64;
         for (ji, job) in cfg.jobs.jobs.iter().enumerate() {
-            let group = cfg.jobs.groups[ji] as usize;
+            let group = cfg.jobs.groups[ji];
+            let phase = cfg.jobs.phases[ji] as usize;
             for clone in 0..job.numjobs {
                 thread_number += 1;
                 let files: Vec<JobFile> = match job.replay_files() {
@@ -112,7 +114,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                         job.file_names(clone).iter().map(|n| JobFile { id: ids[n], start, len }).collect()
                     }
                 };
-                while groups.len() <= group {
+                while groups.len() <= phase {
                     groups.push(Vec::new());
                 }
                 let slot = {
@@ -120,9 +122,9 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     r.push(None);
                     r.len() - 1
                 };
-                groups[group].push(Worker::new(
+                groups[phase].push(Worker::new(
                     job,
-                    group as u32,
+                    group,
                     clone,
                     files,
                     thread_number,

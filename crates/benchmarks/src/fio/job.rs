@@ -387,6 +387,10 @@ pub struct JobSet {
     pub jobs: Vec<Job>,
     /// Reporting group of each job (fio's `groupid`: `stonewall` and `new_group` start one).
     pub groups: Vec<u32>,
+    /// Start barrier of each job: the jobs of a phase start together, once every job of the
+    /// phase before has finished. Only `stonewall` (and a new job file) starts one, as in
+    /// fio's `run_threads`; `new_group` alone starts a reporting group, not a wait.
+    pub phases: Vec<u32>,
     pub warnings: Vec<String>,
 }
 
@@ -539,8 +543,9 @@ pub const MODELLED: &[&str] = &[
 /// The jobs the sections describe.
 pub fn build(sections: &[Section]) -> Result<JobSet, Error> {
     let mut global = Job::defaults("global", Origin::Arg { index: 0 });
-    let mut set = JobSet { jobs: Vec::new(), groups: Vec::new(), warnings: Vec::new() };
+    let mut set = JobSet { jobs: Vec::new(), groups: Vec::new(), phases: Vec::new(), warnings: Vec::new() };
     let mut group = 0u32;
+    let mut phase = 0u32;
     for s in sections {
         let mut job = global.clone();
         if !s.global {
@@ -569,8 +574,12 @@ pub fn build(sections: &[Section]) -> Result<JobSet, Error> {
         if !set.jobs.is_empty() && (job.stonewall || job.new_group) {
             group += 1;
         }
+        if !set.jobs.is_empty() && job.stonewall {
+            phase += 1;
+        }
         set.jobs.push(job);
         set.groups.push(group);
+        set.phases.push(phase);
     }
     if set.jobs.is_empty() {
         let origin = sections.last().map(|s| s.origin.clone()).unwrap_or(Origin::Arg { index: 0 });
@@ -1106,6 +1115,13 @@ mod tests {
         );
         assert_eq!((b.bs[0], b.rw, b.iodepth, b.direct), (65536, Pattern::Write, 1, true));
         assert_eq!(s.groups, [0, 1], "stonewall starts a new group");
+        assert_eq!(s.phases, [0, 1], "and waits for the one before");
+        let s = jobs("[a]\nsize=1m\n[b]\nnew_group\nsize=1m\n").unwrap();
+        assert_eq!(
+            (s.groups, s.phases),
+            (vec![0, 1], vec![0, 0]),
+            "new_group reports apart but starts with the others"
+        );
         assert_eq!(a.iodepth_batch_submit, 1);
         assert_eq!(a.iodepth_low, 32, "iodepth_low 0 means iodepth");
     }

@@ -36,7 +36,7 @@ pub const MAX_JOB_FILE: u64 = 1 << 20;
 /// fio's defaults, not from an earlier file's globals, and its first job starts a new
 /// reporting group.
 pub fn load(paths: &[std::path::PathBuf], args: &[String], ctx: &Context) -> Result<JobSet, Error> {
-    let mut all = JobSet { jobs: Vec::new(), groups: Vec::new(), warnings: Vec::new() };
+    let mut all = JobSet { jobs: Vec::new(), groups: Vec::new(), phases: Vec::new(), warnings: Vec::new() };
     let mut sets = Vec::new();
     for p in paths {
         let origin = Origin::File { path: p.clone(), line: 0 };
@@ -47,8 +47,11 @@ pub fn load(paths: &[std::path::PathBuf], args: &[String], ctx: &Context) -> Res
         sets.push(job::build(&jobfile::parse_args(args, 1)?)?);
     }
     for set in sets {
+        // Each job file after the first starts with a stonewall (fio's `parse_jobs_ini`).
         let base = all.groups.last().map_or(0, |g| g + 1);
         all.groups.extend(set.groups.iter().map(|g| g + base));
+        let base = all.phases.last().map_or(0, |g| g + 1);
+        all.phases.extend(set.phases.iter().map(|g| g + base));
         all.jobs.extend(set.jobs);
         all.warnings.extend(set.warnings);
     }

@@ -6,7 +6,8 @@
 //! - **The target holds the jobs' files back to back**, in job order (a name used twice is
 //!   one file), each file its `size / nrfiles` bytes from `offset`: a file or device of
 //!   their total size. Jobs that read lay it out first, as fio lays out a new file.
-//! - **Groups** (`stonewall`, `new_group`) run one after another; the jobs of a group,
+//! - **Groups**: the jobs between two `stonewall`s run one phase after another (`new_group`
+//!   alone starts a reporting group, not a wait, as in fio); the jobs of a phase,
 //!   numjobs clones included, run together, each its own owner (a process to the
 //!   scheduler) at its `prioclass`/`prio`.
 //! - **Engines**: `libaio`, `io_uring` and `posixaio` keep `iodepth` I/Os in flight per
@@ -173,6 +174,7 @@ struct Thread<'a> {
     number: u64,
     regions: Vec<Region>,
     group: u32,
+    phase: u32,
 }
 
 /// Run `jobs` on `path` with the scheduler in `opts`; `seed` is the run's (fio's
@@ -208,7 +210,7 @@ pub fn run(
             }
             let regions =
                 job.file_names(clone).iter().map(|n| Region { start: placed[n] + start, len: per_file }).collect();
-            threads.push(Thread { job, clone, number, regions, group: jobs.groups[ji] });
+            threads.push(Thread { job, clone, number, regions, group: jobs.groups[ji], phase: jobs.phases[ji] });
         }
     }
     if opts.size.is_none() {
@@ -235,11 +237,11 @@ pub fn run(
     };
     let failed = Arc::new(AtomicBool::new(false));
     let mut results: Vec<JobResult> = Vec::new();
-    let groups: std::collections::BTreeSet<u32> = threads.iter().map(|t| t.group).collect();
-    for g in groups {
+    let phases: std::collections::BTreeSet<u32> = threads.iter().map(|t| t.phase).collect();
+    for phase in phases {
         let start = Instant::now();
         let mut running = Vec::new();
-        for t in threads.iter().filter(|t| t.group == g) {
+        for t in threads.iter().filter(|t| t.phase == phase) {
             let mut handle = target.handle();
             if let Some(p) = t.job.ioprio() {
                 handle.set_prio(p);
@@ -266,7 +268,7 @@ pub fn run(
             };
             let name = t.job.thread_name(t.clone);
             running.push((
-                name,
+                (name, t.group),
                 t.job.group_reporting,
                 (t.job.iodepth, t.number),
                 Arc::new((Mutex::new(st), Condvar::new())),
@@ -278,7 +280,7 @@ pub fn run(
                 submit_next(sh, &mut st, Instant::now());
             }
         }
-        for (name, group_reporting, (job_depth, job_number), sh) in running {
+        for ((name, g), group_reporting, (job_depth, job_number), sh) in running {
             {
                 let (m, cv) = &*sh;
                 let mut st = m.lock().unwrap_or_else(|e| e.into_inner());

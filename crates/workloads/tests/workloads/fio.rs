@@ -260,3 +260,29 @@ fn poisson_rate_draws_exponential_gaps_at_the_mean_rate() {
     let e = run(&spec("noop"), &cfg).unwrap_err().to_string();
     assert!(e.contains("under one block per second"), "{e}");
 }
+
+/// `new_group` starts a reporting group and nothing else: its job runs beside the one
+/// before, so two 2 s jobs end within 3 s of simulated time; after a `stonewall` the second
+/// waits for the first, and the bound stops it with the first job's report intact.
+#[test]
+fn new_group_reports_apart_and_stonewall_waits() {
+    let limits = iosched_workloads::machine::Limits {
+        max_sim_time: Some(std::time::Duration::from_secs(3)),
+        ..Default::default()
+    };
+    let m = Machine::new("ide-2003", 256 << 20, "p4-ht", 1).with_host("linux-2.6").with_limits(limits);
+    let job = |sep: &str| {
+        let args =
+            ["--rw=randread", "--size=64m", "--direct=1", "--runtime=2", "--time_based", "--name=a", "--name=b", sep];
+        FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: false }
+    };
+    let r = run(&spec("deadline"), &job("--new_group")).unwrap().report;
+    assert_eq!(r.jobs.iter().map(|j| j.groupid).collect::<Vec<_>>(), [0, 1]);
+    // A job ends with the I/O in flight at its runtime, as in fio.
+    let two_s = |us: u64| (2_000_000..2_100_000).contains(&us);
+    assert!(r.jobs.iter().all(|j| two_s(j.runtime_us) && j.dirs[0].total_ios > 0), "{:?}", r.jobs);
+    let (r, stopped) = iosched_workloads::fio::run_or_stop(&spec("deadline"), &job("--stonewall")).unwrap();
+    assert!(stopped.is_some(), "the stonewalled job runs after the first, past the 3 s bound");
+    assert!(two_s(r.report.jobs[0].runtime_us), "{}", r.report.jobs[0].runtime_us);
+    assert!(r.report.jobs[1].runtime_us < 1_100_000, "{}", r.report.jobs[1].runtime_us);
+}
