@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod config;
+pub mod diskstats;
 pub mod dispatch;
 pub mod driver;
 pub mod fastmap;
@@ -25,6 +26,7 @@ pub mod trace;
 pub mod tunable;
 
 pub use config::{DRIVER_TUNABLES, Dequeue, QUEUE_TUNABLES, QueueConfig, RequestAlloc, Unplug};
+pub use diskstats::DiskStats;
 pub use dispatch::DispatchList;
 pub use driver::{Env, Wake, run};
 pub use fastmap::{FastMap, FastSet, IdMap, Slab};

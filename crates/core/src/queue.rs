@@ -253,6 +253,8 @@ pub struct Queue {
     events: VecDeque<Event>,
     record: Option<Vec<Record>>,
     last_now: Instant,
+    /// `/proc/diskstats`' counters ([`crate::diskstats`]).
+    acct: crate::diskstats::Accounting,
 }
 
 impl std::fmt::Debug for Queue {
@@ -293,7 +295,14 @@ impl Queue {
             events: VecDeque::new(),
             record: None,
             last_now: Instant::ZERO,
+            acct: Default::default(),
         }
+    }
+
+    /// The disk's counters as `/proc/diskstats` would show them at `now`
+    /// ([`crate::diskstats`]).
+    pub fn disk_stats(&self, now: Instant) -> crate::DiskStats {
+        self.acct.at(now)
     }
 
     pub fn config(&self) -> &QueueConfig {
@@ -410,6 +419,7 @@ impl Queue {
 
     /// Insert a freshly allocated request.
     fn insert_new(&mut self, now: Instant, rq: Request) {
+        self.acct.started(now, &rq);
         let barrier = rq.op == Op::Flush;
         let mut slot = Slot { rq, state: State::Sorted, sorted: !barrier, nomerge: false, merged: Merged::default() };
         if barrier {
@@ -595,6 +605,7 @@ impl Queue {
         slot.rq.prio = crate::request::IoPrio::best(slot.rq.prio, bio.prio);
         let rq = slot.rq;
         let state = slot.state;
+        self.acct.merged(bio);
         self.events.push_back(Event::Merged { id: bio.id, into: id, kind });
         if state == State::Dispatched {
             // 2003 CFQ: growing a request already on the dispatch list.
@@ -665,6 +676,7 @@ impl Queue {
             self.last_merge = None;
         }
         self.events.push_back(Event::Coalesced { id: next_id, into: rq_id });
+        self.acct.absorbed(now, &next.rq);
         self.freed_request(now, next.rq.dir());
         Some(rq_id)
     }
@@ -954,6 +966,7 @@ impl Queue {
         let mut slot = self.slots.remove(&id).unwrap_or_else(|| panic!("completion of unknown request {id}"));
         assert_eq!(slot.state, State::InFlight, "completion of request {id} that is not in flight");
         self.in_flight -= 1;
+        self.acct.completed(now, &slot.rq);
         if slot.sorted {
             let mut ctx = Ctx::new(&mut self.list);
             self.sched.completed(now, &slot.rq, status, &mut ctx);

@@ -17,6 +17,7 @@
 //! expect state antic_status=ANTIC_WAIT_NEXT batch_dir=sync   # policy state (debug_state)
 //! expect admitted r5 | expect waiting r5 | expect merged r2 r1
 //! expect inflight 1
+//! expect diskstats ios=1/0 merge=1/0 ticks=10/0 in_queue=10 io_ticks=10   # ms, /proc/diskstats
 //! ```
 //!
 //! After every input the runner acts as a driver: it takes everything `poll_dispatch`
@@ -459,6 +460,38 @@ impl Runner {
                     return self.err(format!("{} was not merged into {}", self.name(a), self.name(b)));
                 }
             }
+            Some("diskstats") => {
+                // The queue's `/proc/diskstats` counters now, times in whole ms; each
+                // field given is checked.
+                let now = self.now;
+                let d = self.q()?.disk_stats(now);
+                let ms = |t: std::time::Duration| t.as_millis() as u64;
+                let pair = |a: [u64; 2]| format!("{}/{}", a[0], a[1]);
+                let got = [
+                    ("ios", pair(d.ios)),
+                    ("merge", pair(d.merges)),
+                    ("sectors", pair(d.sectors)),
+                    ("ticks", pair(d.ticks.map(ms))),
+                    ("in_queue", ms(d.time_in_queue).to_string()),
+                    ("io_ticks", ms(d.io_ticks).to_string()),
+                ];
+                if w.len() < 2 {
+                    return self.err(
+                        "expected `expect diskstats KEY=VALUE…` (ios, merge, sectors, ticks, in_queue, io_ticks)",
+                    );
+                }
+                for kv in &w[1..] {
+                    let Some((k, v)) = kv.split_once('=') else {
+                        return self.err(format!("`{kv}`: expected KEY=VALUE"));
+                    };
+                    let Some((_, have)) = got.iter().find(|g| g.0 == k) else {
+                        return self.err(format!("`{k}`: expected ios, merge, sectors, ticks, in_queue or io_ticks"));
+                    };
+                    if have != v {
+                        return self.err(format!("diskstats {k}: expected {v}, got {have}"));
+                    }
+                }
+            }
             Some("inflight") => {
                 let Some(n) = w.get(1).and_then(|n| n.parse::<u32>().ok()) else {
                     return self.err("expected `expect inflight N`");
@@ -470,7 +503,8 @@ impl Runner {
             }
             _ => {
                 return self.err(
-                    "expected one of: dispatch, none, timeout, state, admitted, waiting, queued, merged, inflight",
+                    "expected one of: dispatch, none, timeout, state, admitted, waiting, queued, merged, inflight, \
+                     diskstats",
                 );
             }
         }

@@ -41,7 +41,7 @@ use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
 use iosched_benchmarks::fio::iolog::{Action, Iolog, Issued, write_v3};
 use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern, RateProcess};
-use iosched_benchmarks::fio::report::{DirStats, JobResult, Report, Sample};
+use iosched_benchmarks::fio::report::{DirStats, DiskUtil, JobResult, Report, Sample};
 use iosched_benchmarks::fio::stream::{JobStream, Region};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::trace::Trace;
@@ -96,7 +96,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
     let iologs: Shared<Vec<(usize, String, String)>> = Rc::new(RefCell::new(Vec::new()));
     let stopped_at: Shared<Option<Instant>> = Rc::new(RefCell::new(None));
     let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
-    let ((), Finished { trace, sim }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
+    let ((), Finished { trace, sim, disk }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
         let root = sim.fs.root();
         let ids = make_files(sim, root, &cfg.jobs)?;
         let mut groups: Vec<Vec<Worker>> = Vec::new();
@@ -141,8 +141,9 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
         sim.watch(t);
         Ok(())
     })?;
+    let end = sim.sim_time();
     if stopped.is_some() {
-        *stopped_at.borrow_mut() = Some(sim.sim_time());
+        *stopped_at.borrow_mut() = Some(end);
     }
     // The workers still in the simulator (a stopped run) report as they are dropped.
     drop(sim);
@@ -154,6 +155,8 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
         seed: cfg.machine.seed,
         jobs,
         warnings: cfg.jobs.warnings.clone(),
+        // The jobs start at time zero: the counters cover the run, as fio's do.
+        disk: Some(DiskUtil { name: cfg.machine.disk.clone(), stats: disk, msec: end.as_nanos() / 1_000_000 }),
     };
     let mut logs = iologs.borrow_mut().drain(..).collect::<Vec<_>>();
     logs.sort_by_key(|l| l.0);

@@ -81,6 +81,8 @@ impl RunSpec {
 pub struct Finished {
     pub sim: Sim,
     pub trace: Option<Trace>,
+    /// The queue's `/proc/diskstats` counters at the end (`iosched_core::diskstats`).
+    pub disk: iosched_core::DiskStats,
 }
 
 /// The error for a run the simulator ended early, naming why (and, at `--max-sim-time`,
@@ -391,8 +393,9 @@ impl Machine {
         let mut sim = self.sim(run.time_limit, run.vmstat, queue.config().max_sectors)?;
         let t = setup(&mut sim)?;
         iosched_sim::host::run(&mut sim, &mut queue);
+        let disk = queue.disk_stats(sim.sim_time());
         if let Err(e) = check_ended(&sim, &run.what) {
-            return Ok((t, Finished { sim, trace: None }, Some(e)));
+            return Ok((t, Finished { sim, trace: None, disk }, Some(e)));
         }
         let mut trace = self.queue_trace(spec, &run.trace_label, &mut queue)?;
         if let Some(tr) = &mut trace {
@@ -403,7 +406,7 @@ impl Machine {
                     .push(("owner".into(), format!("{} {name}: {read} bytes read, {written} bytes written", owner.0)));
             }
         }
-        Ok((t, Finished { sim, trace }, None))
+        Ok((t, Finished { sim, trace, disk }, None))
     }
 
     /// A fresh simulator for one run, for a queue whose largest request is

@@ -192,7 +192,7 @@ pub fn run(spec: &SchedSpec, cfg: &ReadmanyConfig) -> Result<ReadmanyResult, Err
         time_limit: Some(Instant::ZERO + cfg.warmup + cfg.timeout),
         vmstat: cfg.vmstat,
     };
-    let ((), Finished { mut sim, trace: queue_trace }) = cfg.machine.run(spec, &run, |sim| {
+    let ((), Finished { mut sim, trace: queue_trace, .. }) = cfg.machine.run(spec, &run, |sim| {
         if cfg.trace {
             sim.trace = Some(Vec::new());
         }

@@ -216,6 +216,43 @@ pub struct Report {
     pub seed: u64,
     pub jobs: Vec<JobResult>,
     pub warnings: Vec<String>,
+    /// The disk's statistics over the run, where the world keeps them.
+    pub disk: Option<DiskUtil>,
+}
+
+/// fio's disk statistics (`disk_util` in the JSON, the `Disk stats (read/write)` lines):
+/// the queue's `/proc/diskstats` counters over the run (`iosched_core::diskstats`), with
+/// `util` the share of the run that had a request in flight (fio's `io_ticks / msec`,
+/// `diskutil.c`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DiskUtil {
+    pub name: String,
+    pub stats: iosched_core::DiskStats,
+    /// The time the counters cover, ms.
+    pub msec: u64,
+}
+
+impl DiskUtil {
+    /// Percent of the time with I/O in flight, at most 100 (fio caps it too).
+    pub fn util(&self) -> f64 {
+        if self.msec == 0 {
+            return 0.0;
+        }
+        (100.0 * self.stats.io_ticks.as_secs_f64() * 1e3 / self.msec as f64).min(100.0)
+    }
+
+    fn json(&self) -> Value {
+        let ms = |d: std::time::Duration| d.as_millis() as u64;
+        let s = &self.stats;
+        json!({
+            "name": self.name,
+            "read_ios": s.ios[0], "write_ios": s.ios[1],
+            "read_merges": s.merges[0], "write_merges": s.merges[1],
+            "read_ticks": ms(s.ticks[0]), "write_ticks": ms(s.ticks[1]),
+            "in_queue": ms(s.time_in_queue),
+            "util": (self.util() * 100.0).round() / 100.0,
+        })
+    }
 }
 
 /// The labels of fio's nanosecond and microsecond latency buckets, and of its millisecond ones.
@@ -411,7 +448,7 @@ fn json_with(r: &Report, plus: bool) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut doc = json!({
         "fio version": concat!("iosched-", env!("CARGO_PKG_VERSION")),
         "world": r.world,
         "scheduler": r.scheduler,
@@ -425,7 +462,13 @@ fn json_with(r: &Report, plus: bool) -> Value {
                 "jobname": j.name, "read_bytes": j.dirs[0].bw_log, "write_bytes": j.dirs[1].bw_log,
             })).collect::<Vec<_>>(),
         },
-    })
+    });
+    // Only where the world keeps the disk's statistics (fio too leaves it out where it
+    // has none).
+    if let Some(d) = &r.disk {
+        doc["disk_util"] = json!([d.json()]);
+    }
+    doc
 }
 
 /// The report formats of `--output-format`.
@@ -520,6 +563,23 @@ pub fn normal(r: &Report) -> String {
             );
         }
     }
+    if let Some(d) = &r.disk {
+        let ms = |d: std::time::Duration| d.as_millis();
+        let st = &d.stats;
+        let _ = writeln!(
+            s,
+            "\nDisk stats (read/write):\n  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:.2}%",
+            d.name,
+            st.ios[0],
+            st.ios[1],
+            st.merges[0],
+            st.merges[1],
+            ms(st.ticks[0]),
+            ms(st.ticks[1]),
+            ms(st.time_in_queue),
+            d.util()
+        );
+    }
     s
 }
 
@@ -564,8 +624,14 @@ mod tests {
         let mut j = job("a", 0, false, 4096, 1);
         j.dirs[0].clat_ns = vec![1, 3, 1_500, 2_500_000, 3_000_000_000];
         j.depth_map = [1, 0, 3, 0, 0, 0, 0];
-        let r =
-            Report { world: "simulated".into(), scheduler: "noop".into(), seed: 1, jobs: vec![j], warnings: vec![] };
+        let r = Report {
+            world: "simulated".into(),
+            scheduler: "noop".into(),
+            seed: 1,
+            jobs: vec![j],
+            warnings: vec![],
+            disk: None,
+        };
         let v = json(&r);
         let job = &v["jobs"][0];
         assert_eq!(job["latency_ns"]["2"], 20.0);
@@ -595,8 +661,14 @@ mod tests {
             Sample { at_ms: 0, write: false, bytes: 4096, clat_ns: 259_045, rt: false },
             Sample { at_ms: 3, write: true, bytes: 4096, clat_ns: 0, rt: true },
         ];
-        let r =
-            Report { world: "simulated".into(), scheduler: "noop".into(), seed: 1, jobs: vec![j], warnings: vec![] };
+        let r = Report {
+            world: "simulated".into(),
+            scheduler: "noop".into(),
+            seed: 1,
+            jobs: vec![j],
+            warnings: vec![],
+            disk: None,
+        };
         let files = run_log_files(&r, &set);
         let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
         assert_eq!(names, ["l_clat.1.log", "l_lat.1.log", "b_bw.1.log", "i_iops.1.log"]);
@@ -613,6 +685,7 @@ mod tests {
             world: "simulated".into(),
             scheduler: "noop".into(),
             seed: 1,
+            disk: None,
             jobs: vec![
                 job("a", 0, true, 10, 5),
                 job("a.1", 0, true, 20, 7),

@@ -234,6 +234,8 @@ pub fn run(
         seed,
         jobs: jobs_done,
         warnings: jobs.warnings.clone(),
+        // The target's counters span its layout as well as the jobs: not fio's window.
+        disk: None,
     };
     let failed = Arc::new(AtomicBool::new(false));
     let mut results: Vec<JobResult> = Vec::new();

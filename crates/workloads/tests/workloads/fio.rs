@@ -109,6 +109,30 @@ fn json_has_fios_keys_and_is_deterministic() {
     assert_eq!((r + w) * 8192, 32 << 20, "the job moves its size");
     let share = r as f64 / (r + w) as f64;
     assert!((0.65..0.75).contains(&share), "rwmixread=70: {share:.2} reads");
+    // fio's disk_util: the queue's counters. Direct random I/O does not merge, so the disk
+    // completed each I/O of the job as one request, and a few of the file system's own
+    // (indirect blocks read to map the file, ext3's journal); 16 in flight keep it busy.
+    let d = &a["disk_util"][0];
+    let keys: Vec<&str> = d.as_object().unwrap().keys().map(String::as_str).collect();
+    let want = [
+        "name",
+        "read_ios",
+        "write_ios",
+        "read_merges",
+        "write_merges",
+        "read_ticks",
+        "write_ticks",
+        "in_queue",
+        "util",
+    ];
+    assert_eq!(keys, want, "fio's keys, in fio's order");
+    let ios = [d["read_ios"].as_u64().unwrap(), d["write_ios"].as_u64().unwrap()];
+    assert!(ios[0] >= r && ios[1] >= w && ios[0] + ios[1] - r - w <= 16, "{d}: the job did {r}/{w}");
+    assert_eq!(d["read_merges"], 0);
+    assert!(d["util"].as_f64().unwrap() > 99.0, "{d}");
+    let ticks = d["read_ticks"].as_u64().unwrap() + d["write_ticks"].as_u64().unwrap();
+    let runtime = job["job_runtime"].as_u64().unwrap();
+    assert!(ticks.abs_diff(16 * runtime) < 16 * runtime / 20, "ticks {ticks} ms: 16 in flight for {runtime} ms");
 }
 
 /// A log file of the test's own, on disk for `read_iolog=` to read.
