@@ -10,8 +10,10 @@
 //!   from the cache (`invalidate=1`); here every file exists at its full size before the
 //!   jobs start and nothing of it is cached, which is the state fio's layout leaves.
 //! - **Groups**: `stonewall` and `new_group` start a reporting group; the jobs between two
-//!   `stonewall`s start together, and start when every job before the `stonewall` has
-//!   finished (fio's `run_threads`). Clones (`numjobs`) are jobs of their own.
+//!   `stonewall`s start together, in job order, and start when every job before the
+//!   `stonewall` has finished (fio's `run_threads`); a job with `wait_for=NAME` starts once
+//!   every thread of the earlier job NAME has exited. Clones (`numjobs`) are jobs of their
+//!   own.
 //! - **Each I/O**: its file, direction, size and offset come from the job's
 //!   `iosched_benchmarks::fio::stream::JobStream` (fio's rules, shared with any other
 //!   executor); this executor decides when each one goes.
@@ -99,7 +101,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
     let ((), Finished { trace, sim, disk }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
         let root = sim.fs.root();
         let ids = make_files(sim, root, &cfg.jobs)?;
-        let mut groups: Vec<Vec<Worker>> = Vec::new();
+        let mut groups: Vec<VecDeque<Worker>> = Vec::new();
         let mut thread_number = 0u64;
         for (ji, job) in cfg.jobs.jobs.iter().enumerate() {
             let group = cfg.jobs.groups[ji];
@@ -115,14 +117,14 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     }
                 };
                 while groups.len() <= phase {
-                    groups.push(Vec::new());
+                    groups.push(VecDeque::new());
                 }
                 let slot = {
                     let mut r = results.borrow_mut();
                     r.push(None);
                     r.len() - 1
                 };
-                groups[phase].push(Worker::new(
+                groups[phase].push_back(Worker::new(
                     job,
                     group,
                     clone,
@@ -136,7 +138,8 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                 ));
             }
         }
-        let main = Main { groups: groups.into(), running: Vec::new(), waited: 0 };
+        let main =
+            Main { groups: groups.into(), running: Vec::new(), waited: 0, started: Vec::new(), pending_name: None };
         let t = sim.spawn("fio", Box::new(main), IoPrio::NONE);
         sim.watch(t);
         Ok(())
@@ -261,24 +264,71 @@ fn make_files(
     Ok(files.into_iter().map(|(n, size)| (n.clone(), sim.fs.create_with_size(root, &n, size))).collect())
 }
 
-/// The groups in order: spawn a group's jobs, wait for all, then the next group.
+/// The phases in order (`stonewall`): spawn a phase's jobs in job order, as fio's
+/// `run_threads` starts them, wait for all, then the next phase. A job with `wait_for`
+/// starts under a [`Waiter`] that first waits for its waitee's threads.
 struct Main {
-    groups: VecDeque<Vec<Worker>>,
+    groups: VecDeque<VecDeque<Worker>>,
     running: Vec<TaskId>,
     waited: usize,
+    /// Every task spawned so far, with its job's name (a waiter's waitees).
+    started: Vec<(String, TaskId)>,
+    /// The job name of the task being spawned, recorded with its id when the spawn returns.
+    pending_name: Option<String>,
+}
+
+/// A `wait_for` job before it starts: it waits for each thread of its waitee to exit,
+/// then runs the job as its child, and exits when the job does.
+struct Waiter {
+    waitees: Vec<TaskId>,
+    worker: Option<Worker>,
+    child: Option<TaskId>,
+}
+
+impl Program for Waiter {
+    fn next(&mut self, _ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        if let Some(t) = self.waitees.pop() {
+            return SysOp::WaitExit(t);
+        }
+        if let Some(w) = self.worker.take() {
+            let (prio, name) = (w.prio, w.name.clone());
+            return SysOp::Spawn { program: Box::new(w), name, prio };
+        }
+        match (self.child, done.and_then(|d| d.child)) {
+            (None, Some(c)) => {
+                self.child = Some(c);
+                SysOp::WaitExit(c)
+            }
+            _ => SysOp::Exit,
+        }
+    }
 }
 
 impl Program for Main {
     fn next(&mut self, _ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
         if let Some(c) = done.and_then(|d| d.child) {
             self.running.push(c);
+            if let Some(n) = self.pending_name.take() {
+                self.started.push((n, c));
+            }
         }
         if let Some(g) = self.groups.front_mut()
-            && let Some(w) = g.pop()
+            && let Some(w) = g.pop_front()
         {
             let prio = w.prio;
             let name = w.name.clone();
-            return SysOp::Spawn { program: Box::new(w), name, prio };
+            let job_name = w.job.name.clone();
+            let program: Box<dyn Program> = match &w.job.wait_for {
+                None => Box::new(w),
+                Some(waitee) => {
+                    // The waitee was defined earlier, so its threads are spawned already.
+                    let waitees = self.started.iter().filter(|s| s.0 == *waitee).map(|s| s.1).collect();
+                    Box::new(Waiter { waitees, worker: Some(w), child: None })
+                }
+            };
+            // The task id is known once the spawn returns: record it then.
+            self.pending_name = Some(job_name);
+            return SysOp::Spawn { program, name, prio };
         }
         if self.waited < self.running.len() {
             self.waited += 1;

@@ -192,6 +192,9 @@ pub struct Job {
     pub new_group: bool,
     pub stonewall: bool,
     pub startdelay_us: u64,
+    /// `wait_for=NAME`: the job starts once every thread of the earlier job named NAME
+    /// (its clones too) has exited (`waitee_running` in fio's `run_threads`).
+    pub wait_for: Option<String>,
     pub runtime_us: u64,
     pub time_based: bool,
     pub ramp_time_us: u64,
@@ -254,6 +257,7 @@ impl Job {
             blockalign: None,
             random_distribution: Distribution::Random,
             zones: Default::default(),
+            wait_for: None,
             randrepeat: true,
             randseed: None,
             norandommap: false,
@@ -516,6 +520,7 @@ pub const MODELLED: &[&str] = &[
     "stonewall",
     "wait_for_previous",
     "startdelay",
+    "wait_for",
     "runtime",
     "timeout",
     "time_based",
@@ -571,6 +576,21 @@ pub fn build(sections: &[Section]) -> Result<JobSet, Error> {
             continue;
         }
         check(&mut job, &mut set.warnings)?;
+        // `wait_for_ok`: the waitee is one earlier job, not the job itself.
+        if let Some(w) = &job.wait_for {
+            let bad = |m: String| Error {
+                origin: job.origin.clone(),
+                message: format!("job `{}`: wait_for={w}: {m}", job.section),
+            };
+            if *w == job.name {
+                return Err(bad("a job cannot wait for itself".into()));
+            }
+            match set.jobs.iter().filter(|j| j.name == *w).count() {
+                0 => return Err(bad("no earlier job has that name (fio: `waitee job unknown`)".into())),
+                1 => {}
+                n => return Err(bad(format!("{n} earlier jobs have that name; fio wants one"))),
+            }
+        }
         if !set.jobs.is_empty() && (job.stonewall || job.new_group) {
             group += 1;
         }
@@ -694,6 +714,7 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
     let u32_in = |min: u64, max: u64| value::int_in(v, min, max).map(|n| n as u32).map_err(bad);
     match key {
         "name" => job.name = v.to_string(),
+        "wait_for" => job.wait_for = Some(v.to_string()),
         "description" => job.description = Some(v.to_string()),
         "filename" => {
             // `:` separates names; `\:` is a colon in a name (fio's `get_next_str`).
@@ -1170,6 +1191,11 @@ mod tests {
             "{:?}",
             s.warnings
         );
+        // wait_for names one earlier job, not the job itself.
+        let e = jobs("[a]\nsize=1m\n[b]\nsize=1m\nwait_for=c\n").unwrap_err();
+        assert!(e.to_string().starts_with("t.fio:3: job `b`: wait_for=c: no earlier job"), "{e}");
+        let e = jobs("[a]\nsize=1m\nwait_for=a\n").unwrap_err();
+        assert!(e.to_string().contains("a job cannot wait for itself"), "{e}");
         // An engine not modelled is named before that engine's options.
         let e = jobs("[a]\nfilename_format=x\nioengine=rdma\n").unwrap_err();
         assert!(e.to_string().starts_with("t.fio:3: ioengine: `rdma`: not a modelled engine"), "{e}");

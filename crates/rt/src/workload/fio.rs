@@ -52,6 +52,7 @@ fn check(j: &Job) -> Result<(), Error> {
         (j.thinktime_us > 0, "thinktime"),
         (j.rate != [0; 3] || j.rate_iops != [0; 3], "rate limits"),
         (j.startdelay_us > 0, "startdelay"),
+        (j.wait_for.is_some(), "wait_for"),
         (j.ramp_time_us > 0, "ramp_time"),
         (j.fsync > 0 || j.fdatasync > 0 || j.end_fsync || j.fsync_on_close, "fsync options"),
         (j.filesize.is_some(), "filesize"),

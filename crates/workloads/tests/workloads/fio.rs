@@ -286,10 +286,11 @@ fn poisson_rate_draws_exponential_gaps_at_the_mean_rate() {
 }
 
 /// `new_group` starts a reporting group and nothing else: its job runs beside the one
-/// before, so two 2 s jobs end within 3 s of simulated time; after a `stonewall` the second
-/// waits for the first, and the bound stops it with the first job's report intact.
+/// before, so two 2 s jobs end within 3 s of simulated time; after a `stonewall`, or with
+/// `wait_for=a`, the second waits for the first, and the bound stops it with the first
+/// job's report intact.
 #[test]
-fn new_group_reports_apart_and_stonewall_waits() {
+fn new_group_reports_apart_and_stonewall_and_wait_for_wait() {
     let limits = iosched_workloads::machine::Limits {
         max_sim_time: Some(std::time::Duration::from_secs(3)),
         ..Default::default()
@@ -305,8 +306,10 @@ fn new_group_reports_apart_and_stonewall_waits() {
     // A job ends with the I/O in flight at its runtime, as in fio.
     let two_s = |us: u64| (2_000_000..2_100_000).contains(&us);
     assert!(r.jobs.iter().all(|j| two_s(j.runtime_us) && j.dirs[0].total_ios > 0), "{:?}", r.jobs);
-    let (r, stopped) = iosched_workloads::fio::run_or_stop(&spec("deadline"), &job("--stonewall")).unwrap();
-    assert!(stopped.is_some(), "the stonewalled job runs after the first, past the 3 s bound");
-    assert!(two_s(r.report.jobs[0].runtime_us), "{}", r.report.jobs[0].runtime_us);
-    assert!(r.report.jobs[1].runtime_us < 1_100_000, "{}", r.report.jobs[1].runtime_us);
+    for sep in ["--stonewall", "--wait_for=a"] {
+        let (r, stopped) = iosched_workloads::fio::run_or_stop(&spec("deadline"), &job(sep)).unwrap();
+        assert!(stopped.is_some(), "{sep}: the second job runs after the first, past the 3 s bound");
+        assert!(two_s(r.report.jobs[0].runtime_us), "{}", r.report.jobs[0].runtime_us);
+        assert!(r.report.jobs[1].runtime_us < 1_100_000, "{sep}: {}", r.report.jobs[1].runtime_us);
+    }
 }
