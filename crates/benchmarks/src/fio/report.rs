@@ -499,6 +499,41 @@ impl Format {
     }
 }
 
+/// fio's `sig_figs` default: the digits `num2str` keeps.
+const SIG_FIGS: usize = 4;
+
+/// fio's `num2str` (`lib/num2str.c`), its rounding quirks included: `num` is divided by
+/// 1024 (`pow2`) or 1000 until it has at most `maxlen` digits, then shown with as many
+/// decimals of the last remainder as fit, and the unit prefix.
+pub fn num2str(mut num: u64, maxlen: usize, pow2: bool, units: &str) -> String {
+    let prefixes = if pow2 { ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"] } else { ["", "k", "M", "G", "T", "P", "E"] };
+    let thousand = if pow2 { 1024 } else { 1000 };
+    let digits = |n: u64| n.to_string().len();
+    let (mut post, mut modulo, mut carry) = (0, None, false);
+    while post < prefixes.len() {
+        if digits(num) <= maxlen {
+            break;
+        }
+        let m = num % thousand;
+        modulo = Some(m);
+        num /= thousand;
+        carry = m >= thousand / 2;
+        post += 1;
+    }
+    if post >= prefixes.len() {
+        post = 0;
+    }
+    let Some(m) = modulo else { return format!("{num}{}{units}", prefixes[post]) };
+    if maxlen as i64 - digits(num) as i64 <= 1 {
+        return format!("{}{}{units}", num + carry as u64, prefixes[post]);
+    }
+    let tmp = format!("{:.*}", maxlen - digits(num) - 1, m as f64 / thousand as f64);
+    if tmp.starts_with('1') {
+        num += 1;
+    }
+    format!("{num}.{}{}{units}", &tmp[2..], prefixes[post])
+}
+
 /// fio's normal output, in outline: per job its IOPS, bandwidth, completion latency and
 /// percentiles per direction, then each group's totals.
 pub fn normal(r: &Report) -> String {
@@ -515,15 +550,18 @@ pub fn normal(r: &Report) -> String {
             if d.total_ios == 0 {
                 continue;
             }
-            let secs = ms as f64 / 1000.0;
-            let iops = if secs > 0.0 { d.total_ios as f64 / secs } else { 0.0 };
-            let bw = if secs > 0.0 { d.io_bytes as f64 / secs } else { 0.0 };
+            // `show_ddir_status`: integer rates per second of the runtime, fio's 4 figures.
+            let (bw, iops) = match ms {
+                0 => (0, 0),
+                ms => (1000 * d.io_bytes / ms, 1000 * d.total_ios / ms),
+            };
             let _ = writeln!(
                 s,
-                "  {name}: IOPS={iops:.0}, BW={:.0}KiB/s ({:.1}MB/s)({:.1}MiB/{ms}msec)",
-                bw / 1024.0,
-                bw / 1e6,
-                d.io_bytes as f64 / (1 << 20) as f64
+                "  {name}: IOPS={}, BW={} ({})({}/{ms}msec)",
+                num2str(iops, SIG_FIGS, false, ""),
+                num2str(bw, SIG_FIGS, true, "B/s"),
+                num2str(bw, SIG_FIGS, false, "B/s"),
+                num2str(d.io_bytes, SIG_FIGS, true, "B"),
             );
             let (min, max, mean, sd) = summary(&d.clat_ns);
             let _ = writeln!(
@@ -543,23 +581,36 @@ pub fn normal(r: &Report) -> String {
             let _ = writeln!(s, "    clat percentiles (usec): {}", line.join(", "));
         }
     }
-    let groups: std::collections::BTreeSet<u32> = r.jobs.iter().map(|j| j.groupid).collect();
+    // `show_group_stats`, over the entries (`group_reporting` makes one of a group): the
+    // group's bandwidth over its longest runtime, the entries' lowest and highest.
+    let all = entries(r);
+    let groups: std::collections::BTreeSet<u32> = all.iter().map(|j| j.groupid).collect();
     for g in groups {
         let _ = writeln!(s, "\nRun status group {g} (all jobs):");
         for (d, name) in ["READ", "WRITE"].iter().enumerate() {
-            let js: Vec<&JobResult> = r.jobs.iter().filter(|j| j.groupid == g && j.dirs[d].total_ios > 0).collect();
+            let js: Vec<&JobResult> =
+                all.iter().filter(|j| j.groupid == g && j.dirs[d].total_ios > 0 && j.runtime_us >= 1000).collect();
             if js.is_empty() {
                 continue;
             }
+            let runs: Vec<u64> = js.iter().map(|j| j.runtime_us / 1000).collect();
+            let bws: Vec<u64> = js.iter().map(|j| j.dirs[d].io_bytes * 1000 / (j.runtime_us / 1000)).collect();
             let bytes: u64 = js.iter().map(|j| j.dirs[d].io_bytes).sum();
-            let run_ms = js.iter().map(|j| j.runtime_us / 1000).max().unwrap_or(0);
-            let bw = if run_ms > 0 { bytes as f64 * 1000.0 / run_ms as f64 } else { 0.0 };
+            let (min_run, max_run) = (*runs.iter().min().expect("one"), *runs.iter().max().expect("one"));
+            let (min, max) = (*bws.iter().min().expect("one"), *bws.iter().max().expect("one"));
+            let agg = bytes * 1000 / max_run;
+            let n = |v: u64, pow2: bool, unit: &str| num2str(v, SIG_FIGS, pow2, unit);
             let _ = writeln!(
                 s,
-                "  {name:>5}: bw={:.0}KiB/s ({:.1}MB/s), io={:.1}MiB, run={run_ms}msec",
-                bw / 1024.0,
-                bw / 1e6,
-                bytes as f64 / (1 << 20) as f64
+                "  {name:>5}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={min_run}-{max_run}msec",
+                n(agg, true, "B/s"),
+                n(agg, false, "B/s"),
+                n(min, true, "B/s"),
+                n(max, true, "B/s"),
+                n(min, false, "B/s"),
+                n(max, false, "B/s"),
+                n(bytes, true, "B"),
+                n(bytes, false, "B"),
             );
         }
     }
@@ -677,6 +728,20 @@ mod tests {
         // fio's per-I/O rate: 4096 × 10⁶ / 259045 ns, as fio 3.33 logged it for such an I/O.
         assert_eq!(files[2].1.lines().next(), Some("0, 15811, 0, 4096, 0"));
         assert_eq!(files[3].1.lines().nth(1), Some("3, 1, 1, 4096, 1"));
+    }
+
+    /// fio 3.33's own lines for a 8 MiB job in 172 ms: `bw=46.5MiB/s (48.8MB/s)`,
+    /// `io=8192KiB (8389kB)`, and its IOPS and sizes elsewhere.
+    #[test]
+    fn num2str_prints_as_fio_does() {
+        let bw = 8_388_608 * 1000 / 172;
+        assert_eq!(num2str(bw, 4, true, "B/s"), "46.5MiB/s");
+        assert_eq!(num2str(bw, 4, false, "B/s"), "48.8MB/s");
+        assert_eq!(num2str(8_388_608, 4, true, "B"), "8192KiB");
+        assert_eq!(num2str(8_388_608, 4, false, "B"), "8389kB");
+        assert_eq!(num2str(200, 4, false, ""), "200");
+        assert_eq!(num2str(302_707, 4, false, ""), "303k");
+        assert_eq!(num2str(0, 4, true, "B/s"), "0B/s");
     }
 
     #[test]
