@@ -23,7 +23,7 @@
 //!   without `direct` Linux performs a buffered AIO inside the submission, so they are
 //!   blocking calls too, as in fio on 2.6; `mmap` touches mapped pages.
 //! - **Limits**: `size` (or `io_size`) × `loops` bytes, or `runtime` (with `time_based`,
-//!   passes repeat until it); `ramp_time` runs before the measured time; `startdelay`,
+//!   passes repeat until it), or `number_ios` × `loops` I/Os if that comes first; `ramp_time` runs before the measured time; `startdelay`,
 //!   `thinktime` (`thinktime_spin` of CPU, the rest asleep, every `thinktime_blocks`),
 //!   `rate` / `rate_iops` (linear: each I/O no earlier than its share of the budget;
 //!   `rate_process=poisson`: each I/O no earlier than the sum of exponential gaps of mean
@@ -191,6 +191,15 @@ fn check(j: &Job) -> Result<(), Error> {
         return Ok(());
     }
     if j.size.is_none() && j.filesize.is_none() {
+        if let Some(dev) = j.filename.iter().find(|f| f.starts_with("/dev/")) {
+            // fio sizes a job on a block device by the device; the simulator's jobs run on
+            // files of its file system, whose size the job must give.
+            return Err(Error::Invalid(format!(
+                "{}: job `{}`: no size: fio would take {dev}'s size from the device; in the simulator a job's \
+                 files are files on the simulated disk's file system, so give size= (e.g. size=8g)",
+                j.origin, j.section
+            )));
+        }
         return bad("no size: fio needs size= or filesize= for a file it creates");
     }
     if j.rate_process == RateProcess::Poisson {
@@ -496,6 +505,9 @@ impl Worker {
         }
         if let Some((log, next)) = &self.replay {
             return *next < log.entries.len();
+        }
+        if self.job.number_ios > 0 && self.ios >= self.job.number_ios.saturating_mul(self.job.loops as u64) {
+            return false;
         }
         self.job.time_based || self.issued_bytes < self.target_bytes
     }

@@ -199,6 +199,9 @@ pub struct Job {
     pub time_based: bool,
     pub ramp_time_us: u64,
     pub loops: u32,
+    /// `number_ios=N`: stop once N × `loops` I/Os have been issued, if the job's size or
+    /// time has not ended it first (`exceeds_number_ios`: done, queued and in flight).
+    pub number_ios: u64,
     pub prio: u8,
     pub prioclass: u8,
     /// `cmdprio_percentage=read[,write]` (libaio, io_uring).
@@ -258,6 +261,7 @@ impl Job {
             random_distribution: Distribution::Random,
             zones: Default::default(),
             wait_for: None,
+            number_ios: 0,
             randrepeat: true,
             randseed: None,
             norandommap: false,
@@ -521,6 +525,7 @@ pub const MODELLED: &[&str] = &[
     "wait_for_previous",
     "startdelay",
     "wait_for",
+    "number_ios",
     "runtime",
     "timeout",
     "time_based",
@@ -715,6 +720,7 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
     match key {
         "name" => job.name = v.to_string(),
         "wait_for" => job.wait_for = Some(v.to_string()),
+        "number_ios" => job.number_ios = value::int_in(v, 0, u64::MAX >> 1).map_err(bad)?,
         "description" => job.description = Some(v.to_string()),
         "filename" => {
             // `:` separates names; `\:` is a colon in a name (fio's `get_next_str`).

@@ -53,6 +53,7 @@ fn check(j: &Job) -> Result<(), Error> {
         (j.rate != [0; 3] || j.rate_iops != [0; 3], "rate limits"),
         (j.startdelay_us > 0, "startdelay"),
         (j.wait_for.is_some(), "wait_for"),
+        (j.number_ios > 0, "number_ios"),
         (j.ramp_time_us > 0, "ramp_time"),
         (j.fsync > 0 || j.fdatasync > 0 || j.end_fsync || j.fsync_on_close, "fsync options"),
         (j.filesize.is_some(), "filesize"),

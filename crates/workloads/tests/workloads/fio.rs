@@ -313,3 +313,19 @@ fn new_group_reports_apart_and_stonewall_and_wait_for_wait() {
         assert!(r.report.jobs[1].runtime_us < 1_100_000, "{sep}: {}", r.report.jobs[1].runtime_us);
     }
 }
+
+/// `number_ios` ends a job after that many I/Os per loop when its size would go on, and
+/// not when its size ends it first.
+#[test]
+fn number_ios_ends_a_job_early() {
+    let m = Machine::new("ide-2003", 256 << 20, "p4-ht", 1).with_host("linux-2.6");
+    let ios = |extra: &[&str]| {
+        let mut args = vec!["--name=r", "--rw=randread", "--size=1m", "--direct=1"];
+        args.extend(extra);
+        let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: false };
+        run(&spec("noop"), &cfg).unwrap().report.jobs[0].dirs[0].total_ios
+    };
+    assert_eq!(ios(&["--number_ios=100"]), 100);
+    assert_eq!(ios(&["--number_ios=100", "--loops=2"]), 200);
+    assert_eq!(ios(&["--number_ios=1000"]), 256, "1 MiB of 4 KiB blocks comes first");
+}
