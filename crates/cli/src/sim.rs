@@ -43,7 +43,8 @@ pub struct MachineArgs {
     pub seed: u64,
     /// Simulated time one run may take at most (e.g. 30m, 2h; bare seconds): a run that
     /// reaches it stops with a message saying what its programs were waiting for, so that
-    /// no setting can make a command run on for ever in silence.
+    /// no setting can make a command run on for ever in silence (`iosched fio` first prints
+    /// its jobs' report up to then).
     #[arg(long, value_name = "TIME", default_value = MAX_SIM_TIME_DEFAULT)]
     pub max_sim_time: String,
 }

@@ -592,6 +592,13 @@ impl Fs {
     /// The first file block mapped by the indirect block needed for file block `fb`,
     /// if `fb` is past the direct blocks (single and double indirect trees are treated as a
     /// chain of 1024-block indirect blocks; the double-indirect block itself is ignored).
+    /// The blocks [`Fs::create_with_size`] allocates for `size` bytes: the data blocks and
+    /// one indirect block per 1024 of them past the 12 direct ones.
+    pub fn blocks_for_size(size: u64) -> u64 {
+        let blocks = size.div_ceil(BLOCK);
+        blocks + blocks.saturating_sub(DIRECT).div_ceil(PER_INDIRECT)
+    }
+
     fn indirect_key(fb: u64) -> Option<u64> {
         if fb < DIRECT { None } else { Some(DIRECT + (fb - DIRECT) / PER_INDIRECT * PER_INDIRECT) }
     }
@@ -827,6 +834,17 @@ pub struct Allocation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `blocks_for_size` is what `create_with_size` takes from the free space.
+    #[test]
+    fn blocks_for_size_is_what_a_file_takes() {
+        for size in [1, BLOCK * DIRECT, BLOCK * (DIRECT + 1), BLOCK * (DIRECT + PER_INDIRECT + 1), 300 << 20] {
+            let mut fs = Fs::new(63, 4 * BLOCKS_PER_GROUP);
+            let (root, free) = (fs.root(), fs.free_blocks());
+            fs.create_with_size(root, "f", size);
+            assert_eq!(free - fs.free_blocks(), Fs::blocks_for_size(size), "{size} bytes");
+        }
+    }
 
     /// The flat copy answers exactly as the tree, for dense, sparse and lopsided maps
     /// (many runs near 0 and one far away puts them all in one bucket).

@@ -23,7 +23,8 @@
 //!   without `direct` Linux performs a buffered AIO inside the submission, so they are
 //!   blocking calls too, as in fio on 2.6; `mmap` touches mapped pages.
 //! - **Limits**: `size` (or `io_size`) × `loops` bytes, or `runtime` (with `time_based`,
-//!   passes repeat until it), or `number_ios` × `loops` I/Os if that comes first; `ramp_time` runs before the measured time; `startdelay`,
+//!   passes repeat until it), or `number_ios` × `loops` I/Os if that comes first;
+//!   `ramp_time` runs before the measured time; `startdelay`,
 //!   `thinktime` (`thinktime_spin` of CPU, the rest asleep, every `thinktime_blocks`),
 //!   `rate` / `rate_iops` (linear: each I/O no earlier than its share of the budget;
 //!   `rate_process=poisson`: each I/O no earlier than the sum of exponential gaps of mean
@@ -101,7 +102,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
     let ((), Finished { trace, sim, disk }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
         let root = sim.fs.root();
         let ids = make_files(sim, root, &cfg.jobs)?;
-        let mut groups: Vec<VecDeque<Worker>> = Vec::new();
+        let mut phases: Vec<VecDeque<Worker>> = Vec::new();
         let mut thread_number = 0u64;
         for (ji, job) in cfg.jobs.jobs.iter().enumerate() {
             let group = cfg.jobs.groups[ji];
@@ -116,15 +117,15 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                         job.file_names(clone).iter().map(|n| JobFile { id: ids[n], start, len }).collect()
                     }
                 };
-                while groups.len() <= phase {
-                    groups.push(VecDeque::new());
+                while phases.len() <= phase {
+                    phases.push(VecDeque::new());
                 }
                 let slot = {
                     let mut r = results.borrow_mut();
                     r.push(None);
                     r.len() - 1
                 };
-                groups[phase].push_back(Worker::new(
+                phases[phase].push_back(Worker::new(
                     job,
                     group,
                     clone,
@@ -139,7 +140,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
             }
         }
         let main =
-            Main { groups: groups.into(), running: Vec::new(), waited: 0, started: Vec::new(), pending_name: None };
+            Main { phases: phases.into(), running: Vec::new(), waited: 0, started: Vec::new(), pending_name: None };
         let t = sim.spawn("fio", Box::new(main), IoPrio::NONE);
         sim.watch(t);
         Ok(())
@@ -194,11 +195,10 @@ fn check(j: &Job) -> Result<(), Error> {
         if let Some(dev) = j.filename.iter().find(|f| f.starts_with("/dev/")) {
             // fio sizes a job on a block device by the device; the simulator's jobs run on
             // files of its file system, whose size the job must give.
-            return Err(Error::Invalid(format!(
-                "{}: job `{}`: no size: fio would take {dev}'s size from the device; in the simulator a job's \
-                 files are files on the simulated disk's file system, so give size= (e.g. size=8g)",
-                j.origin, j.section
-            )));
+            return bad(&format!(
+                "no size: fio would take {dev}'s size from the device; in the simulator a job's files are files \
+                 on the simulated disk's file system, so give size= (e.g. size=8g)"
+            ));
         }
         return bad("no size: fio needs size= or filesize= for a file it creates");
     }
@@ -257,10 +257,9 @@ fn make_files(
         }
     }
     let files = jobs.files().expect("checked");
-    // The blocks the files take, with ext2's indirect blocks (one per 1024 data blocks,
-    // and a few for the double-indirect tree): a job larger than the disk is refused.
+    // A job larger than the disk is refused (the allocator would run out).
     let block = iosched_sim::fs::BLOCK;
-    let need: u64 = files.iter().map(|(_, size)| size.div_ceil(block)).map(|b| b + b.div_ceil(1024) + 2).sum();
+    let need: u64 = files.iter().map(|(_, size)| iosched_sim::Fs::blocks_for_size(*size)).sum();
     let free = sim.fs.free_blocks();
     if need > free {
         return Err(format!(
@@ -277,7 +276,7 @@ fn make_files(
 /// `run_threads` starts them, wait for all, then the next phase. A job with `wait_for`
 /// starts under a [`Waiter`] that first waits for its waitee's threads.
 struct Main {
-    groups: VecDeque<VecDeque<Worker>>,
+    phases: VecDeque<VecDeque<Worker>>,
     running: Vec<TaskId>,
     waited: usize,
     /// Every task spawned so far, with its job's name (a waiter's waitees).
@@ -321,7 +320,7 @@ impl Program for Main {
                 self.started.push((n, c));
             }
         }
-        if let Some(g) = self.groups.front_mut()
+        if let Some(g) = self.phases.front_mut()
             && let Some(w) = g.pop_front()
         {
             let prio = w.prio;
@@ -343,8 +342,8 @@ impl Program for Main {
             self.waited += 1;
             return SysOp::WaitExit(self.running[self.waited - 1]);
         }
-        self.groups.pop_front();
-        if self.groups.is_empty() {
+        self.phases.pop_front();
+        if self.phases.is_empty() {
             return SysOp::Exit;
         }
         self.running.clear();

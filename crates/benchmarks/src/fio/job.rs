@@ -895,6 +895,24 @@ fn positive(n: u64) -> value::Result<u64> {
     if n == 0 { Err("expected at least 1 byte".into()) } else { Ok(n) }
 }
 
+/// `read,write,trim` lists (`str_split_parse`): one list serves all three directions, two
+/// give read and write (trim takes write's).
+fn per_direction<T: Clone>(v: &str, one: impl Fn(&str) -> value::Result<T>) -> value::Result<[T; 3]> {
+    let parts: Vec<&str> = v.split(',').collect();
+    match parts.as_slice() {
+        [a] => {
+            let l = one(a)?;
+            Ok([l.clone(), l.clone(), l])
+        }
+        [a, b] => {
+            let (r, w) = (one(a)?, one(b)?);
+            Ok([r, w.clone(), w])
+        }
+        [a, b, c] => Ok([one(a)?, one(b)?, one(c)?]),
+        _ => Err(format!("`{v}`: expected at most three lists: read,write,trim")),
+    }
+}
+
 /// `bssplit=` (`str_bssplit_cb`): `bs/perc:bs/perc…`, per direction separated by commas;
 /// an entry without a percentage (or with 0) shares what the others leave.
 fn bssplit(v: &str, kb: KbBase) -> value::Result<[Vec<(u64, u8)>; 3]> {
@@ -921,19 +939,7 @@ fn bssplit(v: &str, kb: KbBase) -> value::Result<[Vec<(u64, u8)>; 3]> {
         let share = (100 - sum).checked_div(missing).unwrap_or(0) as u8;
         Ok(out.into_iter().map(|(b, p)| (b, p.unwrap_or(share))).collect())
     };
-    let parts: Vec<&str> = v.split(',').collect();
-    match parts.as_slice() {
-        [a] => {
-            let l = one(a)?;
-            Ok([l.clone(), l.clone(), l])
-        }
-        [a, b] => {
-            let (r, w) = (one(a)?, one(b)?);
-            Ok([r, w.clone(), w])
-        }
-        [a, b, c] => Ok([one(a)?, one(b)?, one(c)?]),
-        _ => Err(format!("`{v}`: expected at most three lists: read,write,trim")),
-    }
+    per_direction(v, one)
 }
 
 /// `random_distribution=zoned:` / `zoned_abs:`'s zones (`zone_split_ddir`): `access/size`
@@ -978,19 +984,7 @@ fn zones(v: &str, absolute: bool, kb: KbBase) -> value::Result<[Vec<(u8, u64)>; 
         let share = (100 - sized.min(100)).checked_div(missing).unwrap_or(0);
         Ok(out.into_iter().map(|(a, s)| (a, s.unwrap_or(share))).collect())
     };
-    let parts: Vec<&str> = v.split(',').collect();
-    match parts.as_slice() {
-        [a] => {
-            let l = one(a)?;
-            Ok([l.clone(), l.clone(), l])
-        }
-        [a, b] => {
-            let (r, w) = (one(a)?, one(b)?);
-            Ok([r, w.clone(), w])
-        }
-        [a, b, c] => Ok([one(a)?, one(b)?, one(c)?]),
-        _ => Err(format!("`{v}`: expected at most three lists: read,write,trim")),
-    }
+    per_direction(v, one)
 }
 
 fn distribution(v: &str) -> value::Result<Distribution> {

@@ -652,6 +652,11 @@ mod tests {
         assert_eq!(plat::val_to_idx(u64::MAX), plat::NR - 1);
     }
 
+    /// A simulated report of `jobs` (noop, seed 1, no disk statistics).
+    fn report(jobs: Vec<JobResult>) -> Report {
+        Report { world: "simulated".into(), scheduler: "noop".into(), seed: 1, jobs, warnings: vec![], disk: None }
+    }
+
     fn job(name: &str, group: u32, gr: bool, bytes: u64, us: u64) -> JobResult {
         let d = DirStats { io_bytes: bytes, total_ios: 1, clat_ns: vec![us * 1000], bw_log: vec![bytes] };
         JobResult {
@@ -675,14 +680,7 @@ mod tests {
         let mut j = job("a", 0, false, 4096, 1);
         j.dirs[0].clat_ns = vec![1, 3, 1_500, 2_500_000, 3_000_000_000];
         j.depth_map = [1, 0, 3, 0, 0, 0, 0];
-        let r = Report {
-            world: "simulated".into(),
-            scheduler: "noop".into(),
-            seed: 1,
-            jobs: vec![j],
-            warnings: vec![],
-            disk: None,
-        };
+        let r = report(vec![j]);
         let v = json(&r);
         let job = &v["jobs"][0];
         assert_eq!(job["latency_ns"]["2"], 20.0);
@@ -712,14 +710,7 @@ mod tests {
             Sample { at_ms: 0, write: false, bytes: 4096, clat_ns: 259_045, rt: false },
             Sample { at_ms: 3, write: true, bytes: 4096, clat_ns: 0, rt: true },
         ];
-        let r = Report {
-            world: "simulated".into(),
-            scheduler: "noop".into(),
-            seed: 1,
-            jobs: vec![j],
-            warnings: vec![],
-            disk: None,
-        };
+        let r = report(vec![j]);
         let files = run_log_files(&r, &set);
         let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
         assert_eq!(names, ["l_clat.1.log", "l_lat.1.log", "b_bw.1.log", "i_iops.1.log"]);
@@ -746,19 +737,12 @@ mod tests {
 
     #[test]
     fn group_reporting_makes_one_entry_per_group() {
-        let r = Report {
-            world: "simulated".into(),
-            scheduler: "noop".into(),
-            seed: 1,
-            disk: None,
-            jobs: vec![
-                job("a", 0, true, 10, 5),
-                job("a.1", 0, true, 20, 7),
-                job("b", 1, false, 1, 1),
-                job("c", 1, false, 1, 1),
-            ],
-            warnings: Vec::new(),
-        };
+        let r = report(vec![
+            job("a", 0, true, 10, 5),
+            job("a.1", 0, true, 20, 7),
+            job("b", 1, false, 1, 1),
+            job("c", 1, false, 1, 1),
+        ]);
         let e = entries(&r);
         assert_eq!(e.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
         assert_eq!((e[0].dirs[0].io_bytes, e[0].dirs[0].total_ios, e[0].runtime_us), (30, 2, 7));
