@@ -14,8 +14,12 @@ pub struct DirStats {
     /// the reap that returned it).
     pub clat_ns: Vec<u64>,
     /// Bytes completed in each [`BW_INTERVAL_MS`] of the measured time: fio's bandwidth
-    /// log at its default averaging (`bw_avg_time`), for the report's over-time chart.
+    /// log at its default averaging (`bw_avg_time`), for the report's over-time chart and
+    /// fio's bandwidth statistics.
     pub bw_log: Vec<u64>,
+    /// I/Os completed in each [`BW_INTERVAL_MS`] (fio's `iops_avg_time` is the same
+    /// 500 ms by default): fio's IOPS statistics.
+    pub iops_log: Vec<u64>,
 }
 
 /// The bandwidth log's interval, ms (fio's `bw_avg_time` default).
@@ -35,8 +39,48 @@ impl DirStats {
         let i = ((at_ns / (BW_INTERVAL_MS * 1_000_000)) as usize).min(BW_LOG_MAX - 1);
         if self.bw_log.len() <= i {
             self.bw_log.resize(i + 1, 0);
+            self.iops_log.resize(i + 1, 0);
         }
         self.bw_log[i] += bytes;
+        self.iops_log[i] += 1;
+    }
+
+    /// fio's `bw_stat` (`is_kb`: KiB/s) or `iops_stat` of this direction: one sample per
+    /// whole interval of the `runtime_ms` measured in which something completed — the
+    /// rate fio's helper thread computes in `__add_samples` every `bw_avg_time`
+    /// (`delta * 1000 / spent`, then `/ 1024` for KiB), skipping intervals without
+    /// completions as it does. The last, partial interval is not sampled.
+    fn interval_stats(&self, runtime_ms: u64, is_kb: bool) -> Moments {
+        let log = if is_kb { &self.bw_log } else { &self.iops_log };
+        let whole = (runtime_ms / BW_INTERVAL_MS) as usize;
+        let rates: Vec<u64> = log
+            .iter()
+            .take(whole)
+            .filter(|&&d| d > 0)
+            .map(|&d| if is_kb { d * 1000 / BW_INTERVAL_MS / 1024 } else { d * 1000 / BW_INTERVAL_MS })
+            .collect();
+        Moments::of(&rates)
+    }
+}
+
+/// fio's `io_stat` of a set of values: `calc_lat`'s min, max, mean and sample standard
+/// deviation, and how many.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+pub struct Moments {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub dev: f64,
+    pub samples: u64,
+}
+
+impl Moments {
+    pub fn of(v: &[u64]) -> Moments {
+        let Some((&min, &max)) = v.iter().min().zip(v.iter().max()) else { return Moments::default() };
+        let n = v.len() as f64;
+        let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
+        let var = if v.len() > 1 { v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+        Moments { min, max, mean, dev: var.sqrt(), samples: v.len() as u64 }
     }
 }
 
@@ -175,23 +219,34 @@ pub fn depth_bucket(depth: u32) -> usize {
     }
 }
 
+/// One entry of the report: a job, or the jobs of a group with `group_reporting`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    pub job: JobResult,
+    /// How many job threads it holds (fio's `members`, the `jobs=` of its first line).
+    pub members: u32,
+}
+
 /// The report's entries: each job, except that the jobs of a group with
 /// `group_reporting` are one entry (fio's rule: named after the group's first job, their
 /// I/Os and latencies together, the longest runtime).
-pub fn entries(r: &Report) -> Vec<JobResult> {
-    let mut out: Vec<JobResult> = Vec::new();
+pub fn entries(r: &Report) -> Vec<Entry> {
+    let mut out: Vec<Entry> = Vec::new();
     for j in &r.jobs {
         match out.last_mut() {
-            Some(e) if j.group_reporting && e.group_reporting && e.groupid == j.groupid => {
+            Some(Entry { job: e, members }) if j.group_reporting && e.group_reporting && e.groupid == j.groupid => {
+                *members += 1;
                 for (a, b) in e.dirs.iter_mut().zip(&j.dirs) {
                     a.io_bytes += b.io_bytes;
                     a.total_ios += b.total_ios;
                     a.clat_ns.extend_from_slice(&b.clat_ns);
-                    if a.bw_log.len() < b.bw_log.len() {
-                        a.bw_log.resize(b.bw_log.len(), 0);
-                    }
-                    for (x, y) in a.bw_log.iter_mut().zip(&b.bw_log) {
-                        *x += y;
+                    for (x, y) in [(&mut a.bw_log, &b.bw_log), (&mut a.iops_log, &b.iops_log)] {
+                        if x.len() < y.len() {
+                            x.resize(y.len(), 0);
+                        }
+                        for (x, y) in x.iter_mut().zip(y) {
+                            *x += y;
+                        }
                     }
                 }
                 e.runtime_us = e.runtime_us.max(j.runtime_us);
@@ -201,8 +256,50 @@ pub fn entries(r: &Report) -> Vec<JobResult> {
                 }
                 e.samples.extend_from_slice(&j.samples);
             }
-            _ => out.push(j.clone()),
+            _ => out.push(Entry { job: j.clone(), members: 1 }),
         }
+    }
+    out
+}
+
+/// One direction of a reporting group (fio's `group_run_stats`, filled in
+/// `show_run_stats` from the group's entries that moved data in that direction): bytes,
+/// the entries' lowest and highest bandwidth and runtime, and the group's aggregate
+/// bandwidth over its longest runtime. Bandwidths in bytes/s, runtimes in ms.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct GroupDir {
+    pub bytes: u64,
+    pub agg: u64,
+    pub min_bw: u64,
+    pub max_bw: u64,
+    pub min_run: u64,
+    pub max_run: u64,
+}
+
+/// Each reporting group's [`GroupDir`] per direction (read, write), by group id.
+pub fn groups(entries: &[Entry]) -> std::collections::BTreeMap<u32, [Option<GroupDir>; 2]> {
+    let mut out = std::collections::BTreeMap::new();
+    for g in entries.iter().map(|e| e.job.groupid) {
+        let dirs = [0, 1].map(|d| {
+            let js: Vec<&JobResult> = entries
+                .iter()
+                .map(|e| &e.job)
+                .filter(|j| j.groupid == g && j.dirs[d].total_ios > 0 && j.runtime_us >= 1000)
+                .collect();
+            let runs = js.iter().map(|j| j.runtime_us / 1000);
+            let bws = js.iter().map(|j| j.dirs[d].io_bytes * 1000 / (j.runtime_us / 1000));
+            let bytes: u64 = js.iter().map(|j| j.dirs[d].io_bytes).sum();
+            let max_run = runs.clone().max()?;
+            Some(GroupDir {
+                bytes,
+                agg: bytes * 1000 / max_run,
+                min_bw: bws.clone().min()?,
+                max_bw: bws.max()?,
+                min_run: runs.min()?,
+                max_run,
+            })
+        });
+        out.insert(g, dirs);
     }
     out
 }
@@ -255,6 +352,9 @@ impl DiskUtil {
     }
 }
 
+/// The labels of fio's I/O depth buckets (`io_u_map`).
+const DEPTHS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+
 /// The labels of fio's nanosecond and microsecond latency buckets, and of its millisecond ones.
 const LAT_NU: [&str; 10] = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
 const LAT_M: [&str; 12] = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"];
@@ -263,25 +363,35 @@ const LAT_M: [&str; 12] = ["2", "4", "10", "20", "50", "100", "250", "500", "750
 pub const PERCENTILES: [f64; 17] =
     [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
-/// Summary statistics of latencies in ns: (min, max, mean, sample stddev).
-fn summary(v: &[u64]) -> (u64, u64, f64, f64) {
-    if v.is_empty() {
-        return (0, 0, 0.0, 0.0);
+/// `calc_clat_percentiles`: for each percentile of `list` (ascending), the value fio
+/// prints — the middle of the first histogram bucket ([`plat`]) at which the running count
+/// reaches that share of the samples. Empty without samples.
+pub fn percentiles(clat_ns: &[u64], list: &[f64]) -> Vec<u64> {
+    let nr = clat_ns.len() as f64;
+    let mut out = Vec::with_capacity(list.len());
+    if clat_ns.is_empty() {
+        return out;
     }
-    let n = v.len() as f64;
-    let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
-    let var = if v.len() > 1 { v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
-    (*v.iter().min().expect("non-empty"), *v.iter().max().expect("non-empty"), mean, var.sqrt())
+    let mut sum = 0u64;
+    for (i, c) in histogram(clat_ns).into_iter().enumerate() {
+        sum += c;
+        while out.len() < list.len() && sum as f64 >= list[out.len()] / 100.0 * nr {
+            out.push(plat::idx_to_val(i));
+        }
+        if out.len() == list.len() {
+            break;
+        }
+    }
+    out
 }
 
-/// The value at percentile `p` of sorted latencies (fio reports the upper bound of the
-/// bucket holding it; this is the sample itself).
-fn percentile(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
+/// Latencies counted in fio's histogram buckets ([`plat`]).
+fn histogram(clat_ns: &[u64]) -> Vec<u64> {
+    let mut counts = vec![0u64; plat::NR];
+    for &v in clat_ns {
+        counts[plat::val_to_idx(v)] += 1;
     }
-    let k = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    sorted[k.clamp(1, sorted.len()) - 1]
+    counts
 }
 
 /// fio's latency histogram (`stat.h`, `stat.c`): 64 buckets per power of two above 128 ns
@@ -323,11 +433,7 @@ pub mod plat {
 /// fio's json+ `bins`: each non-empty histogram bucket's value (ns, as a string key) and
 /// its count.
 fn bins(clat_ns: &[u64]) -> serde_json::Map<String, Value> {
-    let mut counts = vec![0u64; plat::NR];
-    for &v in clat_ns {
-        counts[plat::val_to_idx(v)] += 1;
-    }
-    counts
+    histogram(clat_ns)
         .iter()
         .enumerate()
         .filter(|(_, c)| **c > 0)
@@ -335,19 +441,16 @@ fn bins(clat_ns: &[u64]) -> serde_json::Map<String, Value> {
         .collect()
 }
 
-fn dir_json(d: &DirStats, runtime_ms: u64, plus: bool) -> Value {
-    let (min, max, mean, sd) = summary(&d.clat_ns);
-    let mut sorted = d.clat_ns.clone();
-    sorted.sort_unstable();
-    let mut pct = serde_json::Map::new();
-    if !sorted.is_empty() {
-        for p in PERCENTILES {
-            pct.insert(format!("{p:.6}"), json!(percentile(&sorted, p)));
-        }
-    }
+/// One direction's object (`add_ddir_status_json`); `group` is its reporting group's
+/// figures in that direction, for `bw_agg`.
+fn dir_json(d: &DirStats, runtime_ms: u64, group: Option<GroupDir>, plus: bool) -> Value {
+    let m = Moments::of(&d.clat_ns);
+    let vals = percentiles(&d.clat_ns, &PERCENTILES);
+    let pct: serde_json::Map<String, Value> =
+        PERCENTILES.iter().zip(&vals).map(|(p, v)| (format!("{p:.6}"), json!(v))).collect();
     let bw_bytes = (d.io_bytes * 1000).checked_div(runtime_ms).unwrap_or(0);
     let iops = if runtime_ms > 0 { d.total_ios as f64 * 1000.0 / runtime_ms as f64 } else { 0.0 };
-    let lat = json!({ "min": min, "max": max, "mean": mean, "stddev": sd, "N": d.total_ios });
+    let lat = json!({ "min": m.min, "max": m.max, "mean": m.mean, "stddev": m.dev, "N": d.total_ios });
     let mut clat = lat.clone();
     if !pct.is_empty() {
         clat["percentile"] = Value::Object(pct);
@@ -356,6 +459,15 @@ fn dir_json(d: &DirStats, runtime_ms: u64, plus: bool) -> Value {
             clat["bins"] = Value::Object(bins(&d.clat_ns));
         }
     }
+    let bw = d.interval_stats(runtime_ms, true);
+    let io = d.interval_stats(runtime_ms, false);
+    // `convert_agg_kbytes_percent`: the mean sample's share of the group's aggregate,
+    // at most 100; 0 without samples.
+    let agg = match (bw.samples, group) {
+        (0, _) => 0.0,
+        (_, Some(g)) if g.agg > 1024 => (bw.mean * 100.0 / (g.agg as f64 / 1024.0)).min(100.0),
+        _ => 100.0,
+    };
     json!({
         "io_bytes": d.io_bytes,
         "io_kbytes": d.io_bytes >> 10,
@@ -368,6 +480,17 @@ fn dir_json(d: &DirStats, runtime_ms: u64, plus: bool) -> Value {
         "drop_ios": 0,
         "clat_ns": clat,
         "lat_ns": lat,
+        "bw_min": bw.min,
+        "bw_max": bw.max,
+        "bw_agg": agg,
+        "bw_mean": bw.mean,
+        "bw_dev": bw.dev,
+        "bw_samples": bw.samples,
+        "iops_min": io.min,
+        "iops_max": io.max,
+        "iops_mean": io.mean,
+        "iops_stddev": io.dev,
+        "iops_samples": io.samples,
     })
 }
 
@@ -419,23 +542,26 @@ fn latency_buckets(j: &JobResult) -> [Vec<u64>; 3] {
 
 fn json_with(r: &Report, plus: bool) -> Value {
     let entries = entries(r);
+    let groups = groups(&entries);
     let jobs: Vec<Value> = entries
         .iter()
-        .map(|j| {
+        .map(|Entry { job: j, .. }| {
             let ms = j.runtime_us / 1000;
+            let g = groups.get(&j.groupid).copied().unwrap_or([None, None]);
             let lat = latency_buckets(j);
-            let ios: u64 = j.dirs.iter().map(|d| d.clat_ns.len() as u64).sum();
+            // fio's shares are of the issued I/Os (`ddir_rw_sum(total_io_u)`).
+            let ios: u64 = j.dirs.iter().map(|d| d.total_ios).sum();
             json!({
                 "jobname": j.name,
                 "groupid": j.groupid,
                 "error": 0,
-                "read": dir_json(&j.dirs[0], ms, plus),
-                "write": dir_json(&j.dirs[1], ms, plus),
+                "read": dir_json(&j.dirs[0], ms, g[0], plus),
+                "write": dir_json(&j.dirs[1], ms, g[1], plus),
                 // No trim is modelled (a job that asks for one is refused): none was issued.
-                "trim": dir_json(&DirStats::default(), ms, plus),
+                "trim": dir_json(&DirStats::default(), ms, None, plus),
                 "sync": { "total_ios": j.fsyncs },
                 "job_runtime": ms,
-                "iodepth_level": shares(&["1", "2", "4", "8", "16", "32", ">=64"], &j.depth_map, j.depth_map.iter().sum(), 0.1),
+                "iodepth_level": shares(&DEPTHS, &j.depth_map, ios, 0.1),
                 "latency_ns": shares(&LAT_NU, &lat[0], ios, 0.01),
                 // fio adds the nanosecond share to the first microsecond bucket in its normal
                 // output only (`stat_calc_lat_nu`); the JSON keeps them apart.
@@ -458,7 +584,7 @@ fn json_with(r: &Report, plus: bool) -> Value {
         // entry of `jobs` (fio writes them to files with write_bw_log instead).
         "iosched": {
             "bw_interval_ms": BW_INTERVAL_MS,
-            "bw_log": entries.iter().map(|j| json!({
+            "bw_log": entries.iter().map(|Entry { job: j, .. }| json!({
                 "jobname": j.name, "read_bytes": j.dirs[0].bw_log, "write_bytes": j.dirs[1].bw_log,
             })).collect::<Vec<_>>(),
         },
@@ -534,8 +660,12 @@ pub fn num2str(mut num: u64, maxlen: usize, pow2: bool, units: &str) -> String {
     format!("{num}.{}{}{units}", &tmp[2..], prefixes[post])
 }
 
-/// fio's normal output, in outline: per job its IOPS, bandwidth, completion latency and
-/// percentiles per direction, then each group's totals.
+/// fio's normal output (`show_run_stats`): per job its first line, per direction the
+/// IOPS and bandwidth line, the latency lines, the completion-latency percentiles and the
+/// bandwidth and IOPS sample lines (`show_ddir_status`), the latency buckets, the I/O
+/// depths and issued counts (`show_thread_status_normal`), then each group's totals
+/// (`show_group_stats`) and the disk's statistics. What the model does not compute is
+/// left out (docs/fio.md, "The report").
 pub fn normal(r: &Report) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
@@ -543,74 +673,103 @@ pub fn normal(r: &Report) -> String {
     for w in &r.warnings {
         let _ = writeln!(s, "note: {w}");
     }
-    for j in &entries(r) {
-        let _ = writeln!(s, "{}: (groupid={}): err= 0", j.name, j.groupid);
+    let all = entries(r);
+    let groups = groups(&all);
+    for Entry { job: j, members } in &all {
+        let ios: u64 = j.dirs.iter().map(|d| d.total_ios).sum();
+        if ios == 0 && j.dirs.iter().all(|d| d.io_bytes == 0) {
+            continue; // fio shows no job that did nothing
+        }
+        let _ = writeln!(s, "{}: (groupid={}, jobs={members}): err= 0", j.name, j.groupid);
         let ms = j.runtime_us / 1000;
-        for (d, name) in j.dirs.iter().zip(["read", "write"]) {
-            if d.total_ios == 0 {
+        for (d, (st, name)) in j.dirs.iter().zip(["read", "write"]).enumerate() {
+            if st.io_bytes == 0 || ms == 0 {
                 continue;
             }
-            // `show_ddir_status`: integer rates per second of the runtime, fio's 4 figures.
-            let (bw, iops) = match ms {
-                0 => (0, 0),
-                ms => (1000 * d.io_bytes / ms, 1000 * d.total_ios / ms),
-            };
+            // Integer rates per second of the runtime, fio's 4 figures.
+            let (bw, iops) = (1000 * st.io_bytes / ms, 1000 * st.total_ios / ms);
             let _ = writeln!(
                 s,
-                "  {name}: IOPS={}, BW={} ({})({}/{ms}msec)",
+                "  {name}: IOPS={}, BW={} ({})({}/{ms}msec){}",
                 num2str(iops, SIG_FIGS, false, ""),
                 num2str(bw, SIG_FIGS, true, "B/s"),
                 num2str(bw, SIG_FIGS, false, "B/s"),
-                num2str(d.io_bytes, SIG_FIGS, true, "B"),
+                num2str(st.io_bytes, SIG_FIGS, true, "B"),
+                // fio 3.33 prints the zone resets of every write (none: no zoned device).
+                if d == 1 { "; 0 zone resets" } else { "" },
             );
-            let (min, max, mean, sd) = summary(&d.clat_ns);
-            let _ = writeln!(
-                s,
-                "    clat (usec): min={:.0}, max={:.0}, avg={:.2}, stdev={:.2}",
-                min as f64 / 1e3,
-                max as f64 / 1e3,
-                mean / 1e3,
-                sd / 1e3
-            );
-            let mut sorted = d.clat_ns.clone();
-            sorted.sort_unstable();
-            let line: Vec<String> = [50.0, 90.0, 99.0, 99.9]
-                .iter()
-                .map(|&p| format!("{p:.2}th=[{:.0}]", percentile(&sorted, p) as f64 / 1e3))
-                .collect();
-            let _ = writeln!(s, "    clat percentiles (usec): {}", line.join(", "));
-        }
-    }
-    // `show_group_stats`, over the entries (`group_reporting` makes one of a group): the
-    // group's bandwidth over its longest runtime, the entries' lowest and highest.
-    let all = entries(r);
-    let groups: std::collections::BTreeSet<u32> = all.iter().map(|j| j.groupid).collect();
-    for g in groups {
-        let _ = writeln!(s, "\nRun status group {g} (all jobs):");
-        for (d, name) in ["READ", "WRITE"].iter().enumerate() {
-            let js: Vec<&JobResult> =
-                all.iter().filter(|j| j.groupid == g && j.dirs[d].total_ios > 0 && j.runtime_us >= 1000).collect();
-            if js.is_empty() {
-                continue;
+            // No submission latency is modelled: no `slat` line; `lat` is `clat`.
+            display_lat(&mut s, "clat", &st.clat_ns);
+            display_lat(&mut s, " lat", &st.clat_ns);
+            show_percentiles(&mut s, "clat", &st.clat_ns, &PERCENTILES);
+            let bw = st.interval_stats(ms, true);
+            if bw.samples > 0 {
+                let agg = groups.get(&j.groupid).and_then(|g| g[d]).map_or(0, |g| g.agg);
+                let per = if agg > 1024 { (bw.mean * 100.0 / (agg as f64 / 1024.0)).min(100.0) } else { 100.0 };
+                let (mut b, mut unit) = (bw, "KiB");
+                if b.mean > 1024.0 * 1024.0 {
+                    (b.min, b.max, b.mean, b.dev, unit) =
+                        (b.min / 1024, b.max / 1024, b.mean / 1024.0, b.dev / 1024.0, "MiB");
+                }
+                let _ = writeln!(
+                    s,
+                    "   bw ({unit:>5}/s): min={:5}, max={:5}, per={per:3.2}%, avg={:5.2}, stdev={:5.2}, samples={}",
+                    b.min, b.max, b.mean, b.dev, b.samples
+                );
             }
-            let runs: Vec<u64> = js.iter().map(|j| j.runtime_us / 1000).collect();
-            let bws: Vec<u64> = js.iter().map(|j| j.dirs[d].io_bytes * 1000 / (j.runtime_us / 1000)).collect();
-            let bytes: u64 = js.iter().map(|j| j.dirs[d].io_bytes).sum();
-            let (min_run, max_run) = (*runs.iter().min().expect("one"), *runs.iter().max().expect("one"));
-            let (min, max) = (*bws.iter().min().expect("one"), *bws.iter().max().expect("one"));
-            let agg = bytes * 1000 / max_run;
+            let io = st.interval_stats(ms, false);
+            if io.samples > 0 {
+                let _ = writeln!(
+                    s,
+                    "   iops        : min={:5}, max={:5}, avg={:5.2}, stdev={:5.2}, samples={}",
+                    io.min, io.max, io.mean, io.dev, io.samples
+                );
+            }
+        }
+        let lat = latency_buckets(j);
+        for (counts, (unit, labels)) in
+            lat.iter().zip([("nsec", &LAT_NU[..]), ("usec", &LAT_NU[..]), ("msec", &LAT_M[..])])
+        {
+            show_lat(&mut s, unit, labels, counts, ios);
+        }
+        let dist: Vec<String> = DEPTHS
+            .iter()
+            .zip(&j.depth_map)
+            .map(|(k, &c)| {
+                let mut pct = if ios > 0 { 100.0 * c as f64 / ios as f64 } else { 0.0 };
+                if c > 0 && pct < 0.1 {
+                    pct = 0.1;
+                }
+                format!("{k}={pct:3.1}%")
+            })
+            .collect();
+        let _ = writeln!(s, "  IO depths    : {}", dist.join(", "));
+        let _ = writeln!(
+            s,
+            "     issued rwts: total={},{},0,0 short=0,0,0,0 dropped=0,0,0,0",
+            j.dirs[0].total_ios, j.dirs[1].total_ios
+        );
+        let _ = writeln!(s, "     latency   : target=0, window=0, percentile=100.00%, depth={}", j.iodepth);
+    }
+    // `show_group_stats`, over the entries (`group_reporting` makes one of a group).
+    for (g, dirs) in &groups {
+        let _ = writeln!(s, "\nRun status group {g} (all jobs):");
+        for (name, d) in ["READ", "WRITE"].iter().zip(dirs) {
+            let Some(d) = d else { continue };
             let n = |v: u64, pow2: bool, unit: &str| num2str(v, SIG_FIGS, pow2, unit);
             let _ = writeln!(
                 s,
-                "  {name:>5}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={min_run}-{max_run}msec",
-                n(agg, true, "B/s"),
-                n(agg, false, "B/s"),
-                n(min, true, "B/s"),
-                n(max, true, "B/s"),
-                n(min, false, "B/s"),
-                n(max, false, "B/s"),
-                n(bytes, true, "B"),
-                n(bytes, false, "B"),
+                "  {name:>5}: bw={} ({}), {}-{} ({}-{}), io={} ({}), run={}-{}msec",
+                n(d.agg, true, "B/s"),
+                n(d.agg, false, "B/s"),
+                n(d.min_bw, true, "B/s"),
+                n(d.max_bw, true, "B/s"),
+                n(d.min_bw, false, "B/s"),
+                n(d.max_bw, false, "B/s"),
+                n(d.bytes, true, "B"),
+                n(d.bytes, false, "B"),
+                d.min_run,
+                d.max_run,
             );
         }
     }
@@ -632,6 +791,81 @@ pub fn normal(r: &Report) -> String {
         );
     }
     s
+}
+
+/// `display_lat`: a latency line in ns, µs or ms as the figures need (`nsec_to_msec`,
+/// `nsec_to_usec`), min and max through `num2str`. Nothing without samples.
+fn display_lat(s: &mut String, name: &str, ns: &[u64]) {
+    use std::fmt::Write as _;
+    if ns.is_empty() {
+        return;
+    }
+    let m = Moments::of(ns);
+    let (div, base) = if m.min > 2_000_000 && m.max > 99_999_999 && m.dev > 1e6 {
+        (1_000_000, "msec")
+    } else if m.min > 2000 && m.max > 99_999 && m.dev > 1000.0 {
+        (1000, "usec")
+    } else {
+        (1, "nsec")
+    };
+    let _ = writeln!(
+        s,
+        "    {name} ({base}): min={}, max={}, avg={:5.2}, stdev={:5.2}",
+        num2str(m.min / div, 6, false, ""),
+        num2str(m.max / div, 6, false, ""),
+        m.mean / div as f64,
+        m.dev / div as f64
+    );
+}
+
+/// `show_clat_percentiles` at fio's default precision (2): the percentiles of `list`, in
+/// ns, µs or ms as their range needs, as many to a line as fit 80 columns.
+fn show_percentiles(s: &mut String, pre: &str, ns: &[u64], list: &[f64]) {
+    use std::fmt::Write as _;
+    const PRECISION: usize = 2;
+    let mut vals = percentiles(ns, list);
+    let (Some(&minv), Some(&maxv)) = (vals.iter().min(), vals.iter().max()) else { return };
+    let (scale_down, divisor, unit) = if minv > 2_000_000 && maxv > 99_999_999 {
+        (2, 1_000_000, "msec")
+    } else if minv > 2000 && maxv > 99_999 {
+        (1, 1000, "usec")
+    } else {
+        (0, 1, "nsec")
+    };
+    for v in &mut vals {
+        for _ in 0..scale_down {
+            *v = v.div_ceil(1000);
+        }
+    }
+    let _ = write!(s, "    {pre} percentiles ({unit}):\n     |");
+    let width = (maxv / divisor).max(1).ilog10() as usize + 1;
+    let time_width = width.max(5);
+    let per_line = (80 - 7) / (PRECISION + 10 + time_width);
+    for (j, (p, v)) in list.iter().zip(&vals).enumerate() {
+        if j != 0 && j % per_line == 0 {
+            s.push_str("     |");
+        }
+        let last = j == vals.len() - 1;
+        let _ = write!(s, " {p:w$.PRECISION$}th=[{v:time_width$}]{}", if last { '\n' } else { ',' }, w = PRECISION + 3);
+        if !last && j % per_line == per_line - 1 {
+            s.push('\n');
+        }
+    }
+}
+
+/// `show_lat`: the non-empty buckets of one latency unit, five to a line, each as its
+/// share of the job's `ios` issued I/Os (at least 0.01 % where any fell in it).
+fn show_lat(s: &mut String, unit: &str, labels: &[&str], counts: &[u64], ios: u64) {
+    use std::fmt::Write as _;
+    let shown: Vec<String> = labels
+        .iter()
+        .zip(counts)
+        .filter(|(_, c)| **c > 0 && ios > 0)
+        .map(|(l, &c)| format!("{l}={:3.2}%", (100.0 * c as f64 / ios as f64).max(0.01)))
+        .collect();
+    for line in shown.chunks(5) {
+        let _ = writeln!(s, "  lat ({unit})   : {}", line.join(", "));
+    }
 }
 
 #[cfg(test)]
@@ -658,7 +892,13 @@ mod tests {
     }
 
     fn job(name: &str, group: u32, gr: bool, bytes: u64, us: u64) -> JobResult {
-        let d = DirStats { io_bytes: bytes, total_ios: 1, clat_ns: vec![us * 1000], bw_log: vec![bytes] };
+        let d = DirStats {
+            io_bytes: bytes,
+            total_ios: 1,
+            clat_ns: vec![us * 1000],
+            bw_log: vec![bytes],
+            iops_log: vec![1],
+        };
         JobResult {
             name: name.into(),
             groupid: group,
@@ -673,13 +913,14 @@ mod tests {
         }
     }
 
-    /// fio's latency buckets hold the values below their label; the depth map's shares
-    /// are of all submitted I/Os.
+    /// fio's latency buckets hold the values below their label; both distributions'
+    /// shares are of the issued I/Os.
     #[test]
     fn latency_and_depth_distributions_are_fios() {
         let mut j = job("a", 0, false, 4096, 1);
         j.dirs[0].clat_ns = vec![1, 3, 1_500, 2_500_000, 3_000_000_000];
-        j.depth_map = [1, 0, 3, 0, 0, 0, 0];
+        j.dirs[0].total_ios = 5;
+        j.depth_map = [2, 0, 3, 0, 0, 0, 0];
         let r = report(vec![j]);
         let v = json(&r);
         let job = &v["jobs"][0];
@@ -689,8 +930,8 @@ mod tests {
         assert_eq!(job["latency_ms"]["4"], 20.0);
         assert_eq!(job["latency_ms"][">=2000"], 20.0);
         assert_eq!(job["latency_ms"]["2"], 0.0);
-        assert_eq!(job["iodepth_level"]["1"], 25.0);
-        assert_eq!(job["iodepth_level"]["4"], 75.0);
+        assert_eq!(job["iodepth_level"]["1"], 40.0);
+        assert_eq!(job["iodepth_level"]["4"], 60.0);
         assert_eq!(job["latency_depth"], 1);
         assert_eq!((0..70).map(depth_bucket).max(), Some(6));
         assert_eq!([1, 2, 3, 4, 63, 64].map(depth_bucket), [0, 1, 1, 2, 5, 6]);
@@ -735,6 +976,43 @@ mod tests {
         assert_eq!(num2str(0, 4, true, "B/s"), "0B/s");
     }
 
+    /// fio's bandwidth and IOPS samples: one per whole 500 ms with completions, as
+    /// `__add_samples` computes them; the partial last interval and empty ones are not
+    /// samples. The normal output prints them in fio's lines.
+    #[test]
+    fn bandwidth_and_iops_samples_are_fios() {
+        let mut d = DirStats::default();
+        for at_ms in [10, 20, 1100, 1700] {
+            d.add(4096, 50_000, at_ms * 1_000_000);
+        }
+        // 1.7 s: intervals 0 (2 I/Os), 1 (none) and 2 (1 I/O) are whole; 3 is partial.
+        let bw = d.interval_stats(1750, true);
+        assert_eq!((bw.min, bw.max, bw.mean, bw.samples), (8, 16, 12.0, 2));
+        let io = d.interval_stats(1750, false);
+        assert_eq!((io.min, io.max, io.mean, io.samples), (2, 4, 3.0, 2));
+        let mut j = job("a", 0, false, 0, 1_750_000);
+        j.dirs[0] = d;
+        let r = report(vec![j]);
+        let read = &json(&r)["jobs"][0]["read"];
+        assert_eq!((read["bw_min"].as_u64(), read["bw_samples"].as_u64()), (Some(8), Some(2)));
+        assert_eq!((read["iops_max"].as_u64(), read["iops_mean"].as_f64()), (Some(4), Some(3.0)));
+        // 16 KiB in 1750 ms is 9362 B/s, 9.14 KiB/s: the mean sample, 12, is over 100 %.
+        assert_eq!(read["bw_agg"].as_f64(), Some(100.0));
+        let text = normal(&r);
+        assert!(
+            text.contains("   bw (  KiB/s): min=    8, max=   16, per=100.00%, avg=12.00, stdev= 5.66, samples=2\n"),
+            "{text}"
+        );
+        assert!(text.contains("   iops        : min=    2, max=    4, avg= 3.00, stdev= 1.41, samples=2\n"), "{text}");
+        // All four at 50 µs: fio's bucket for it is the one of 49664–50175 ns, printed as its
+        // middle, 49920; the range is below fio's µs threshold (≤ 99999 ns), so in ns.
+        assert!(text.contains("    clat (nsec): min=50000, max=50000, avg=50000.00, stdev= 0.00\n"), "{text}");
+        assert!(text.contains("    clat percentiles (nsec):\n     |  1.00th=[49920],  5.00th=[49920], 10.00th=[49920], 20.00th=[49920],\n"), "{text}");
+        assert!(text.contains("     | 99.99th=[49920]\n   bw ("), "{text}");
+        assert!(text.contains("\n  lat (usec)   : 100=100.00%\n  IO depths"), "{text}");
+        assert!(text.contains("  IO depths    : 1=25.0%, 2=0.0%,"), "{text}");
+    }
+
     #[test]
     fn group_reporting_makes_one_entry_per_group() {
         let r = report(vec![
@@ -744,8 +1022,10 @@ mod tests {
             job("c", 1, false, 1, 1),
         ]);
         let e = entries(&r);
-        assert_eq!(e.iter().map(|j| j.name.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
-        assert_eq!((e[0].dirs[0].io_bytes, e[0].dirs[0].total_ios, e[0].runtime_us), (30, 2, 7));
+        assert_eq!(e.iter().map(|e| e.job.name.as_str()).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(e.iter().map(|e| e.members).collect::<Vec<_>>(), [2, 1, 1]);
+        let a = &e[0].job;
+        assert_eq!((a.dirs[0].io_bytes, a.dirs[0].total_ios, a.runtime_us), (30, 2, 7));
         assert_eq!(json(&r)["jobs"].as_array().unwrap().len(), 3);
     }
 }

@@ -129,6 +129,7 @@ fn main() {
             fio::job_files_issue_the_same_ios_as_the_simulator,
         ),
         trial("fio::our_fio_json_keys_are_fios", &[Fio], fio::our_fio_json_keys_are_fios),
+        trial("fio::our_normal_output_has_fios_lines", &[Fio], fio::our_normal_output_has_fios_lines),
     ];
     libtest_mimic::run(&args, trials).exit();
 }
