@@ -62,11 +62,28 @@ pub fn may_write_iolog(p: &std::path::Path) -> Result<(), String> {
 }
 
 impl Logs {
+    /// Check, before anything runs, every file the runs' jobs would write: the per-I/O
+    /// logs and each `write_iolog` (`PATH.<n>` per run with several schedulers) must be
+    /// new, empty, or an earlier file of the same kind.
     pub fn check(jobs: &iosched_benchmarks::fio::JobSet, runs: usize) -> Result<Logs, String> {
         let l = Logs { runs };
         for name in iosched_benchmarks::fio::report::log_file_names(jobs) {
             for k in 0..runs {
                 l.may_write(&l.path(&name, k))?;
+            }
+        }
+        for j in &jobs.jobs {
+            if let Some(path) = &j.write_iolog {
+                if j.numjobs > 1 {
+                    return Err(format!(
+                        "{}: job `{}`: write_iolog={path} with numjobs={}: the clones would write one file (fio \
+                         intersperses them); give each job its own",
+                        j.origin, j.section, j.numjobs
+                    ));
+                }
+                for k in 0..runs {
+                    may_write_iolog(&l.path(path, k))?;
+                }
             }
         }
         Ok(l)
@@ -80,13 +97,20 @@ impl Logs {
         record::may_replace("fio log", p, true, is_fio_log_line, "a fio log")
     }
 
-    /// Write run `k`'s logs.
+    /// Write run `k`'s logs: the per-I/O logs of its report, and its `iologs` (each
+    /// `write_iolog`'s path as the job gives it, and its text).
     pub fn write(
         &self,
         r: &iosched_benchmarks::fio::Report,
         jobs: &iosched_benchmarks::fio::JobSet,
+        iologs: &[(String, String)],
         k: usize,
     ) -> Result<(), String> {
+        for (path, text) in iologs {
+            let p = self.path(path, k);
+            may_write_iolog(&p)?;
+            std::fs::write(&p, text).map_err(|e| format!("write_iolog {}: {e}", p.display()))?;
+        }
         for (name, text) in iosched_benchmarks::fio::report::run_log_files(r, jobs) {
             let p = self.path(&name, k);
             // Checked again: the run may have created the file since.
@@ -143,23 +167,6 @@ pub fn main(a: Args) -> Result<(), String> {
         None => Box::new(std::io::stdout().lock()),
     };
     a.report.check()?;
-    // Each job's write_iolog, per run (`PATH.<n>` with several schedulers), checked before
-    // anything runs: only a new or empty file, or an earlier fio iolog, is written.
-    let iolog_path = |path: &str, i: usize| record::path(std::path::Path::new(path), i + 1, specs.len());
-    for j in &cfg.jobs.jobs {
-        if let Some(path) = &j.write_iolog {
-            if j.numjobs > 1 {
-                return Err(format!(
-                    "{}: job `{}`: write_iolog={path} with numjobs={}: the clones would write one file (fio \
-                     intersperses them); give each job its own",
-                    j.origin, j.section, j.numjobs
-                ));
-            }
-            for i in 0..specs.len() {
-                may_write_iolog(&iolog_path(path, i))?;
-            }
-        }
-    }
     let logs = Logs::check(&cfg.jobs, specs.len())?;
     let p = Progress::new("runs");
     let mut docs = Vec::new();
@@ -171,12 +178,7 @@ pub fn main(a: Args) -> Result<(), String> {
         if let (Some(base), Some(t)) = (a.record_trace.as_deref(), r.trace.take()) {
             record::write(base, &t, i + 1, specs.len(), json_out)?;
         }
-        for (path, text) in &r.iologs {
-            let p = iolog_path(path, i);
-            may_write_iolog(&p)?;
-            std::fs::write(&p, text).map_err(|e| format!("write_iolog {}: {e}", p.display()))?;
-        }
-        logs.write(&r.report, &cfg.jobs, i)?;
+        logs.write(&r.report, &cfg.jobs, &r.iologs, i)?;
         let mut v = format.json(&r.report).unwrap_or_else(|| json(&r.report));
         v["machine"] = cfg.machine.json();
         p.suspend(|| -> Result<(), String> {

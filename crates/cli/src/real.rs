@@ -378,12 +378,15 @@ fn run_fio_jobs(a: FioJobArgs) -> Result<(), String> {
     let (results, ended) = run_each(
         c,
         &specs,
-        |o, ctl| iosched_rt::workload::fio::run(&c.target, o, &jobs, c.seed, ctl).map(|(r, rt, e)| ((r, rt), e)),
-        |r: &(iosched_benchmarks::fio::Report, Report)| &r.1,
+        |o, ctl| {
+            iosched_rt::workload::fio::run(&c.target, o, &jobs, c.seed, ctl)
+                .map(|r| ((r.report, r.runtime, r.iologs), r.ended))
+        },
+        |r: &(iosched_benchmarks::fio::Report, Report, Vec<(String, String)>)| &r.1,
     )?;
     let mut docs = Vec::new();
-    for (k, (r, _)) in results.iter().enumerate() {
-        logs.write(r, &jobs, k)?;
+    for (k, (r, _, iologs)) in results.iter().enumerate() {
+        logs.write(r, &jobs, iologs, k)?;
         let mut v = format.json(r).unwrap_or_else(|| iosched_benchmarks::fio::report::json(r));
         v["target"] = serde_json::json!(c.target);
         v["emulate"] = serde_json::json!(c.emulate);

@@ -14,51 +14,37 @@
 //!   `stonewall` has finished (fio's `run_threads`); a job with `wait_for=NAME` starts once
 //!   every thread of the earlier job NAME has exited. Clones (`numjobs`) are jobs of their
 //!   own.
-//! - **Each I/O**: its file, direction, size and offset come from the job's
-//!   `iosched_benchmarks::fio::stream::JobStream` (fio's rules, shared with any other
-//!   executor); this executor decides when each one goes.
-//! - **Engines**: `sync`, `psync`, `vsync`, `pvsync`, `pvsync2` are one blocking call per
-//!   I/O, buffered or, with `direct=1`, O_DIRECT; `libaio`, `io_uring` and `posixaio` with
-//!   `direct=1` keep `iodepth` I/Os in flight (`io_submit`, reaped one or more at a time);
-//!   without `direct` Linux performs a buffered AIO inside the submission, so they are
-//!   blocking calls too, as in fio on 2.6; `mmap` touches mapped pages.
-//! - **Limits**: `size` (or `io_size`) × `loops` bytes, or `runtime` (with `time_based`,
-//!   passes repeat until it), or `number_ios` × `loops` I/Os if that comes first;
-//!   `ramp_time` runs before the measured time; `startdelay`,
-//!   `thinktime` (`thinktime_spin` of CPU, the rest asleep, every `thinktime_blocks`),
-//!   `rate` / `rate_iops` (linear: each I/O no earlier than its share of the budget;
-//!   `rate_process=poisson`: each I/O no earlier than the sum of exponential gaps of mean
-//!   one block's time, as fio's `usec_for_io`).
-//! - **Syncs**: `fsync=N` / `fdatasync=N` after every N writes, `end_fsync`,
-//!   `fsync_on_close`.
+//! - **Each job thread** is an `iosched_benchmarks::fio::thread::JobThread` — when each
+//!   I/O goes, the job's limits, think time, rate, syncs and log replay, and its
+//!   accounting, shared with the real runtime's executor — whose ops this executor
+//!   carries out as the host's system calls: a sync engine's I/O is one blocking call,
+//!   buffered or, with `direct=1`, O_DIRECT; `libaio`, `io_uring` and `posixaio` with
+//!   `direct=1` submit (`io_submit`) and reap one or more at a time (the host's
+//!   `io_getevents` returns a count: the I/Os submitted longest ago are taken as the ones
+//!   reaped); without `direct` Linux performs a buffered AIO inside the submission, so they
+//!   are blocking calls too, as in fio on 2.6; `mmap` touches mapped pages.
 //! - **Priority**: `prioclass` / `prio` as the job's I/O priority.
-//! - **Logs**: with `read_iolog` the log's I/Os replace the job's pattern, on the log's
-//!   own files (each as large as its furthest I/O), timed as fio's `delay_since_ttime`
-//!   and `iolog_delay` time them (`iosched_benchmarks::fio::iolog`); `write_iolog`
-//!   records what the job issued, returned in [`FioRun::iologs`] for the caller to write.
+//! - **Logs**: a replayed log's files are its own, each as large as its furthest I/O;
+//!   `write_iolog`'s text is returned in [`FioRun::iologs`] for the caller to write.
 //!
 //! Refused, with the job named: trim (`rw=trim`, …), `cmdprio_percentage`, a percentage for
 //! `size` or `offset` (of a file that does not exist yet), `filesize` ranges.
 
 use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
-use iosched_benchmarks::fio::iolog::{Action, Iolog, Issued, write_v3};
-use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern, RateProcess};
-use iosched_benchmarks::fio::report::{DirStats, DiskUtil, JobResult, Report, Sample};
-use iosched_benchmarks::fio::stream::{JobStream, Region};
+use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern};
+use iosched_benchmarks::fio::report::{DiskUtil, JobResult, Report};
+use iosched_benchmarks::fio::stream::Region;
+use iosched_benchmarks::fio::thread::{JobThread, Outcome as ThreadOutcome, Reaped, ThreadOp};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::trace::Trace;
-use iosched_core::{Duration, Instant, IoPrio, Rng};
+use iosched_core::{Instant, IoPrio};
 use iosched_policies::SchedSpec;
 use iosched_sim::host::Shared;
 use iosched_sim::{FileId, Outcome, ProgCtx, Program, SysOp, TaskId};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
-use std::sync::Arc;
-
-/// A log's actions (the name `Action` reads as the log's in this file).
-type LogAction = Action;
 
 /// A set of fio jobs to run on a machine.
 #[derive(Clone, Debug)]
@@ -125,18 +111,17 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     r.push(None);
                     r.len() - 1
                 };
-                phases[phase].push_back(Worker::new(
-                    job,
-                    group,
-                    clone,
-                    files,
-                    thread_number,
-                    cfg.machine.seed,
+                let regions = files.iter().map(|f| Region { start: f.start, len: f.len }).collect();
+                phases[phase].push_back(Worker {
+                    thread: JobThread::new(job, group, clone, regions, thread_number, cfg.machine.seed),
+                    prio: job.ioprio().unwrap_or(IoPrio::NONE),
+                    files: files.iter().map(|f| f.id).collect(),
                     slot,
-                    results.clone(),
-                    iologs.clone(),
-                    stopped_at.clone(),
-                ));
+                    results: results.clone(),
+                    iologs: iologs.clone(),
+                    stopped_at: stopped_at.clone(),
+                    reaping: false,
+                });
             }
         }
         let main =
@@ -202,34 +187,7 @@ fn check(j: &Job) -> Result<(), Error> {
         }
         return bad("no size: fio needs size= or filesize= for a file it creates");
     }
-    if j.rate_process == RateProcess::Poisson {
-        for d in 0..2 {
-            if (j.rate[d] > 0 || j.rate_iops[d] > 0) && poisson_iops(j, d) == 0 {
-                return bad("rate_process=poisson with a rate under one block per second (fio divides by zero)");
-            }
-        }
-    }
-    Ok(())
-}
-
-/// The smallest block of direction `d` (0 read, 1 write): fio's `min_bs[ddir]`.
-fn min_bs_of(j: &Job, d: usize) -> u64 {
-    let mut m = j.bs[d];
-    if let Some(r) = &j.bsrange {
-        m = m.min(r[d].0);
-    }
-    if let Some(s) = &j.bssplit {
-        m = m.min(s[d].iter().map(|x| x.0).min().unwrap_or(m));
-    }
-    m.max(1)
-}
-
-/// `rate_process=poisson`'s mean I/Os per second in direction `d`: fio's `rate_bps / min_bs`
-/// (`rate_iops` is turned into `rate_bps` at one minimal block per I/O); 0 without a rate.
-fn poisson_iops(j: &Job, d: usize) -> u64 {
-    let bs = min_bs_of(j, d);
-    let bps = if j.rate[d] > 0 { j.rate[d] } else { j.rate_iops[d] * bs };
-    bps / bs
+    iosched_benchmarks::fio::thread::check(j).or_else(|e| bad(&e))
 }
 
 /// One file of a job: where its I/O region is.
@@ -299,7 +257,7 @@ impl Program for Waiter {
             return SysOp::WaitExit(t);
         }
         if let Some(w) = self.worker.take() {
-            let (prio, name) = (w.prio, w.name.clone());
+            let (prio, name) = (w.prio, w.thread.name().to_string());
             return SysOp::Spawn { program: Box::new(w), name, prio };
         }
         match (self.child, done.and_then(|d| d.child)) {
@@ -324,9 +282,9 @@ impl Program for Main {
             && let Some(w) = g.pop_front()
         {
             let prio = w.prio;
-            let name = w.name.clone();
-            let job_name = w.job.name.clone();
-            let program: Box<dyn Program> = match &w.job.wait_for {
+            let name = w.thread.name().to_string();
+            let job_name = w.thread.job().name.clone();
+            let program: Box<dyn Program> = match w.thread.job().wait_for.clone() {
                 None => Box::new(w),
                 Some(waitee) => {
                     // The waitee was defined earlier, so its threads are spawned already.
@@ -352,273 +310,30 @@ impl Program for Main {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Step {
-    Start,
-    Open(usize),
-    Run,
-    Drain,
-    EndFsync(usize),
-    Close(usize),
-    Done,
-}
-
-/// The data call awaiting its outcome.
-#[derive(Debug, Clone, Copy)]
-enum Pending {
-    None,
-    Data { write: bool, bytes: u64, at: Instant },
-    Fsync,
-    Reap,
-    Other,
-}
-
-/// One fio job (one clone) as a program.
+/// One fio job thread (one clone) as a simulated program: the shared [`JobThread`]'s ops
+/// carried out as the host's system calls.
 struct Worker {
-    name: String,
-    groupid: u32,
+    thread: JobThread,
     prio: IoPrio,
-    job: Job,
-    files: Vec<JobFile>,
+    files: Vec<FileId>,
     slot: usize,
     results: Shared<Vec<Option<JobResult>>>,
-    stream: JobStream,
-    step: Step,
-    pending: Pending,
-    // Progress.
-    t0: Instant,
-    measured_from: Instant,
-    issued_bytes: u64,
-    target_bytes: u64,
-    ios: u64,
-    writes_since_sync: u64,
-    wrote: bool,
-    /// The file of the last I/O (a periodic fsync syncs it).
-    last_file: usize,
-    inflight: VecDeque<(bool, u64, Instant)>,
-    stats: [DirStats; 2],
-    fsyncs: u64,
-    think_due: u32,
-    think_sleep: Option<Duration>,
-    /// The I/O chosen but held back by the rate limit.
-    held: Option<(bool, usize, u64, u64)>,
-    /// `rate_process=poisson`, per direction: the gaps' generator and when the next I/O
-    /// may go, since the job started (fio's `poisson_state` and `last_usec`).
-    poisson: Option<[(Rng, Duration); 2]>,
-    /// `read_iolog`: the log and the next entry to replay.
-    replay: Option<(Arc<Iolog>, usize)>,
-    /// When the last I/O was issued (a log's delays count from it).
-    last_issue: Instant,
-    /// When completions were last reaped while waiting for a log's next time.
-    reaped_at: Option<Instant>,
-    /// `write_iolog`: every I/O issued, (µs since the job started, file, action, offset,
-    /// length).
-    logged: Option<Vec<Issued>>,
     iologs: Shared<Vec<(usize, String, String)>>,
-    /// I/Os by the depth at their submission (fio's `io_u_map`).
-    depth_map: [u64; 7],
-    /// Every measured I/O, for the job's per-I/O logs.
-    samples: Option<Vec<Sample>>,
-    thread_number: u64,
     /// When a limit stopped the run (set before the simulator is dropped): a job that has
     /// not finished then reports what it did so far, as fio does when it is stopped.
     stopped_at: Shared<Option<Instant>>,
+    /// The last call was a reap: its outcome is the count the host returns.
+    reaping: bool,
 }
 
-/// While a replayed log's next I/O is not due and I/Os are in flight, completions are
-/// reaped at least this often (fio polls them in `iolog_delay`).
-const REPLAY_REAP_STEP: Duration = Duration::from_millis(1);
-
 impl Worker {
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        job: &Job,
-        groupid: u32,
-        clone: u32,
-        files: Vec<JobFile>,
-        thread_number: u64,
-        machine_seed: u64,
-        slot: usize,
-        results: Shared<Vec<Option<JobResult>>>,
-        iologs: Shared<Vec<(usize, String, String)>>,
-        stopped_at: Shared<Option<Instant>>,
-    ) -> Worker {
-        let regions: Vec<Region> = files.iter().map(|f| Region { start: f.start, len: f.len }).collect();
-        let region_bytes: u64 = files.iter().map(|f| f.len).sum();
-        Worker {
-            name: job.thread_name(clone),
-            groupid,
-            prio: job.ioprio().unwrap_or(IoPrio::NONE),
-            job: job.clone(),
-            stream: JobStream::new(job, regions, thread_number, machine_seed),
-            files,
-            slot,
-            results,
-            step: Step::Start,
-            pending: Pending::None,
-            t0: Instant::ZERO,
-            measured_from: Instant::ZERO,
-            issued_bytes: 0,
-            target_bytes: job.bytes_to_issue(region_bytes),
-            ios: 0,
-            writes_since_sync: 0,
-            wrote: false,
-            last_file: 0,
-            inflight: VecDeque::new(),
-            stats: Default::default(),
-            fsyncs: 0,
-            think_due: 0,
-            think_sleep: None,
-            held: None,
-            poisson: (job.rate_process == RateProcess::Poisson).then(|| {
-                let seed = machine_seed ^ thread_number.rotate_left(32);
-                [(Rng::derive(seed, 0x9015_0000), Duration::ZERO), (Rng::derive(seed, 0x9015_0001), Duration::ZERO)]
-            }),
-            replay: job.iolog.clone().map(|l| (l, 0)),
-            last_issue: Instant::ZERO,
-            reaped_at: None,
-            logged: job.write_iolog.is_some().then(Vec::new),
-            iologs,
-            depth_map: [0; 7],
-            samples: job.logs_samples().then(Vec::new),
-            thread_number,
-            stopped_at,
-        }
-    }
-
-    fn is_async(&self) -> bool {
-        self.job.ioengine.is_async() && self.job.direct
-    }
-
-    fn timed(&self) -> bool {
-        self.job.runtime_us > 0
-    }
-
-    fn out_of_time(&self, now: Instant) -> bool {
-        self.timed() && now.saturating_duration_since(self.measured_from) >= Duration::from_micros(self.job.runtime_us)
-    }
-
-    fn more_to_issue(&self, now: Instant) -> bool {
-        if self.out_of_time(now) {
-            return false;
-        }
-        if let Some((log, next)) = &self.replay {
-            return *next < log.entries.len();
-        }
-        if self.job.number_ios > 0 && self.ios >= self.job.number_ios.saturating_mul(self.job.loops as u64) {
-            return false;
-        }
-        self.job.time_based || self.issued_bytes < self.target_bytes
-    }
-
-    /// Count a submitted I/O at the job's depth (the I/Os in flight, itself included), as
-    /// fio's `io_u_mark_depth` does; not during `ramp_time`, whose counts fio resets.
-    fn mark_depth(&mut self, now: Instant) {
-        if now >= self.measured_from {
-            let depth = if self.is_async() { self.inflight.len() as u32 } else { 1 };
-            self.depth_map[iosched_benchmarks::fio::report::depth_bucket(depth)] += 1;
-        }
-    }
-
-    /// Note an issued I/O for `write_iolog`.
-    fn log_issue(&mut self, now: Instant, file: usize, action: Action, offset: u64, len: u64) {
-        let t = now.saturating_duration_since(self.t0).as_micros() as u64;
-        if let Some(v) = &mut self.logged {
-            v.push((t, file, action, offset, len));
-        }
-    }
-
-    /// The next step of a replayed log (`read_iolog_get`, `iolog_delay`), or `None` when
-    /// the log is done.
-    fn replay_step(&mut self, now: Instant) -> Option<SysOp> {
-        let (log, next) = self.replay.clone()?;
-        let e = *log.entries.get(next)?;
-        if let LogAction::Wait(us) = e.action {
-            self.replay = Some((log, next + 1));
-            if us == 0 {
-                return self.replay_step(now);
-            }
-            self.pending = Pending::Other;
-            return Some(SysOp::Sleep(Duration::from_micros(us)));
-        }
-        let due = self.last_issue
-            + Duration::from_micros(log.delay_us(next, self.job.replay_time_scale, self.job.replay_no_stall));
-        if now < due {
-            self.pending = Pending::Other;
-            if !self.inflight.is_empty() {
-                if self.reaped_at != Some(now) {
-                    self.reaped_at = Some(now);
-                    self.pending = Pending::Reap;
-                    return Some(SysOp::AioWait { min: 0 });
-                }
-                return Some(SysOp::Sleep((due - now).min(REPLAY_REAP_STEP)));
-            }
-            return Some(SysOp::Sleep(due - now));
-        }
-        let file = self.files[e.file].id;
-        match e.action {
-            LogAction::Sync | LogAction::Datasync => {
-                if !self.inflight.is_empty() {
-                    self.pending = Pending::Reap;
-                    return Some(SysOp::AioWait { min: 1 });
-                }
-                self.replay = Some((log, next + 1));
-                self.last_issue = now;
-                self.log_issue(now, e.file, e.action, 0, 0);
-                self.pending = Pending::Fsync;
-                Some(SysOp::Fsync { file })
-            }
-            LogAction::Read | LogAction::Write => {
-                if self.is_async() && self.inflight.len() >= self.job.iodepth as usize {
-                    self.pending = Pending::Reap;
-                    return Some(SysOp::AioWait { min: 1 });
-                }
-                let write = e.action == LogAction::Write;
-                self.replay = Some((log, next + 1));
-                self.last_issue = now;
-                Some(self.issue(now, write, e.file, e.offset, e.len))
-            }
-            LogAction::Wait(_) => unreachable!("handled above"),
-        }
-    }
-
-    /// Issue a read or write of file `fi` (`io_u_submit`): counted, logged for
-    /// `write_iolog`, in flight for an async engine or awaited for a sync one.
-    fn issue(&mut self, now: Instant, write: bool, fi: usize, offset: u64, len: u64) -> SysOp {
-        self.issued_bytes += len;
-        self.ios += 1;
-        if write {
-            self.wrote = true;
-        }
-        self.log_issue(now, fi, if write { Action::Write } else { Action::Read }, offset, len);
-        let op = self.data_op(write, self.files[fi].id, offset, len);
-        if self.is_async() {
-            self.inflight.push_back((write, len, now));
-            self.pending = Pending::Other;
-        } else {
-            self.pending = Pending::Data { write, bytes: len, at: now };
-        }
-        self.mark_depth(now);
-        op
-    }
-
-    fn account(&mut self, write: bool, bytes: u64, lat: Duration, now: Instant) {
-        if now < self.measured_from {
-            return; // ramp_time: not measured
-        }
-        let at = now.saturating_duration_since(self.measured_from);
-        self.stats[write as usize].add(bytes, lat.as_nanos() as u64, at.as_nanos() as u64);
-        if let Some(v) = &mut self.samples {
-            let rt = self.job.prioclass == 1;
-            v.push(Sample { at_ms: at.as_millis() as u64, write, bytes, clat_ns: lat.as_nanos() as u64, rt });
-        }
-    }
-
-    fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64) -> SysOp {
-        if self.job.ioengine == Engine::Mmap {
+    /// The I/O's system call: fio's engine for the job, buffered or O_DIRECT.
+    fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64, queued: bool) -> SysOp {
+        let job = self.thread.job();
+        if job.ioengine == Engine::Mmap {
             return if write { SysOp::MmapWrite { file, offset, len } } else { SysOp::MmapRead { file, offset, len } };
         }
-        match (self.is_async(), self.job.direct, write) {
+        match (queued, job.direct, write) {
             (true, _, write) => SysOp::AioSubmit { file, offset, len, write },
             (false, true, false) => SysOp::DirectRead { file, offset, len },
             (false, true, true) => SysOp::DirectWrite { file, offset, len },
@@ -627,60 +342,41 @@ impl Worker {
         }
     }
 
-    /// When the rate limit lets the next I/O go (linear: its share of the budget;
-    /// Poisson: the sum of the gaps drawn so far).
-    fn rate_wait(&self, now: Instant, write: bool) -> Option<Duration> {
-        let d = write as usize;
-        let elapsed = now.saturating_duration_since(self.t0);
-        let limited = self.job.rate[d] > 0 || self.job.rate_iops[d] > 0;
-        let allowed = if let (Some(p), true) = (&self.poisson, limited) {
-            p[d].1
-        } else if self.job.rate[d] > 0 {
-            let done = self.stats[d].io_bytes + self.inflight.iter().filter(|i| i.0 == write).map(|i| i.1).sum::<u64>();
-            Duration::from_secs_f64(done as f64 / self.job.rate[d] as f64)
-        } else if self.job.rate_iops[d] > 0 {
-            Duration::from_secs_f64(self.stats[d].total_ios as f64 / self.job.rate_iops[d] as f64)
-        } else {
-            return None;
+    /// Keep the thread's result and `write_iolog` once it has them.
+    fn collect(&mut self) {
+        if let Some(r) = self.thread.take_result() {
+            self.results.borrow_mut()[self.slot] = Some(r);
+        }
+        if let Some((path, text)) = self.thread.take_iolog() {
+            self.iologs.borrow_mut().push((self.slot, path, text));
+        }
+    }
+}
+
+impl Program for Worker {
+    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        let outcome = match (done, std::mem::take(&mut self.reaping)) {
+            (Some(d), true) => ThreadOutcome::Reaped(Reaped::Oldest(d.bytes as usize)),
+            (Some(d), false) => ThreadOutcome::Moved(d.bytes),
+            (None, _) => ThreadOutcome::None,
         };
-        (allowed > elapsed).then(|| allowed - elapsed)
-    }
-
-    /// `rate_process=poisson`: the next I/O of this direction may go one exponential gap
-    /// later, of mean one I/O's time — fio's `usec_for_io`: whole microseconds per I/O
-    /// (`1000000 / iops`, an integer) times `-ln(U)`, truncated to microseconds.
-    fn draw_poisson_gap(&mut self, write: bool) {
-        let d = write as usize;
-        if self.job.rate[d] == 0 && self.job.rate_iops[d] == 0 {
-            return;
+        let op = self.thread.next(ctx.now, outcome);
+        self.collect();
+        match op {
+            ThreadOp::Sleep(d) => SysOp::Sleep(d),
+            ThreadOp::Spin(d) => SysOp::Think(d),
+            ThreadOp::Open(i) => SysOp::Open { file: self.files[i] },
+            ThreadOp::Close(i) => SysOp::Close { file: self.files[i] },
+            ThreadOp::Io { write, file, offset, len, queued, .. } => {
+                self.data_op(write, self.files[file], offset, len, queued)
+            }
+            ThreadOp::Reap { min } => {
+                self.reaping = true;
+                SysOp::AioWait { min }
+            }
+            ThreadOp::Fsync { file, .. } => SysOp::Fsync { file: self.files[file] },
+            ThreadOp::Exit => SysOp::Exit,
         }
-        let per_io_us = 1_000_000 / poisson_iops(&self.job, d);
-        let Some(p) = &mut self.poisson else { return };
-        // U in (0, 1]: -ln(U) is finite.
-        let u = 1.0 - p[d].0.unit();
-        let gap_us = (per_io_us as f64 * -u.ln()) as u64;
-        p[d].1 += Duration::from_micros(gap_us);
-    }
-
-    fn finish(&mut self, now: Instant) {
-        let runtime = now.saturating_duration_since(self.measured_from);
-        if let (Some(v), Some(path)) = (self.logged.take(), self.job.write_iolog.clone()) {
-            let names: Vec<String> = self.job.file_names(0);
-            let end = now.saturating_duration_since(self.t0).as_micros() as u64;
-            self.iologs.borrow_mut().push((self.slot, path, write_v3(&names, &v, end)));
-        }
-        self.results.borrow_mut()[self.slot] = Some(JobResult {
-            name: self.name.clone(),
-            groupid: self.groupid,
-            runtime_us: runtime.as_micros() as u64,
-            dirs: std::mem::take(&mut self.stats),
-            fsyncs: self.fsyncs,
-            group_reporting: self.job.group_reporting,
-            iodepth: self.job.iodepth,
-            depth_map: self.depth_map,
-            samples: self.samples.take().unwrap_or_default(),
-            number: self.thread_number,
-        });
     }
 }
 
@@ -691,140 +387,11 @@ impl Drop for Worker {
         if self.results.borrow()[self.slot].is_some() {
             return;
         }
-        if matches!(self.step, Step::Start | Step::Open(_)) {
-            // Not yet running: no time measured.
-            self.measured_from = at;
+        if let Some(r) = self.thread.stop_result(at) {
+            self.results.borrow_mut()[self.slot] = Some(r);
         }
-        self.finish(at);
-    }
-}
-
-impl Program for Worker {
-    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
-        let now = ctx.now;
-        match std::mem::replace(&mut self.pending, Pending::None) {
-            Pending::Data { write, bytes, at } => {
-                let moved = done.map_or(bytes, |d| d.bytes);
-                self.account(write, moved, now - at, now);
-            }
-            Pending::Reap => {
-                let n = done.map_or(0, |d| d.bytes as usize);
-                for _ in 0..n.min(self.inflight.len()) {
-                    let (write, bytes, at) = self.inflight.pop_front().expect("in flight");
-                    self.account(write, bytes, now - at, now);
-                }
-            }
-            Pending::Fsync => self.fsyncs += 1,
-            Pending::None | Pending::Other => {}
-        }
-        loop {
-            match self.step {
-                Step::Start => {
-                    self.step = Step::Open(0);
-                    if self.job.startdelay_us > 0 {
-                        self.pending = Pending::Other;
-                        return SysOp::Sleep(Duration::from_micros(self.job.startdelay_us));
-                    }
-                }
-                Step::Open(i) => {
-                    if i < self.files.len() {
-                        self.step = Step::Open(i + 1);
-                        self.pending = Pending::Other;
-                        return SysOp::Open { file: self.files[i].id };
-                    }
-                    self.t0 = now;
-                    self.measured_from = now + Duration::from_micros(self.job.ramp_time_us);
-                    self.step = Step::Run;
-                }
-                Step::Run => {
-                    if let Some(d) = self.think_sleep.take() {
-                        self.pending = Pending::Other;
-                        return SysOp::Sleep(d);
-                    }
-                    if self.job.thinktime_us > 0 && self.think_due >= self.job.thinktime_blocks {
-                        self.think_due = 0;
-                        let spin = Duration::from_micros(self.job.thinktime_spin_us);
-                        let rest = Duration::from_micros(self.job.thinktime_us - self.job.thinktime_spin_us);
-                        self.pending = Pending::Other;
-                        if spin > Duration::ZERO {
-                            self.think_sleep = (rest > Duration::ZERO).then_some(rest);
-                            return SysOp::Think(spin);
-                        }
-                        return SysOp::Sleep(rest);
-                    }
-                    if self.replay.is_some() {
-                        if self.out_of_time(now) {
-                            self.replay = None;
-                        } else if let Some(op) = self.replay_step(now) {
-                            return op;
-                        }
-                        if !self.inflight.is_empty() {
-                            self.pending = Pending::Reap;
-                            return SysOp::AioWait { min: 1 };
-                        }
-                        self.step = Step::Drain;
-                        continue;
-                    }
-                    let sync_every = if self.job.fsync > 0 { self.job.fsync } else { self.job.fdatasync };
-                    if sync_every > 0 && self.writes_since_sync >= sync_every as u64 && self.inflight.is_empty() {
-                        self.writes_since_sync = 0;
-                        self.pending = Pending::Fsync;
-                        let (f, a) = (self.last_file, if self.job.fsync > 0 { Action::Sync } else { Action::Datasync });
-                        self.log_issue(now, f, a, 0, 0);
-                        return SysOp::Fsync { file: self.files[self.last_file].id };
-                    }
-                    let can_issue = self.more_to_issue(now)
-                        && (!self.is_async() || self.inflight.len() < self.job.iodepth as usize);
-                    if can_issue {
-                        let (write, fi, offset, len) = match self.held.take() {
-                            Some(io) => io,
-                            None => {
-                                let io = self.stream.next_io();
-                                (io.write, io.file, io.offset, io.len)
-                            }
-                        };
-                        self.last_file = fi;
-                        if let Some(w) = self.rate_wait(now, write) {
-                            // Not yet: the same I/O goes when the rate allows it.
-                            self.held = Some((write, fi, offset, len));
-                            self.pending = Pending::Other;
-                            return SysOp::Sleep(w);
-                        }
-                        self.think_due += 1;
-                        if write {
-                            self.writes_since_sync += 1;
-                        }
-                        self.draw_poisson_gap(write);
-                        return self.issue(now, write, fi, offset, len);
-                    }
-                    if !self.inflight.is_empty() {
-                        self.pending = Pending::Reap;
-                        return SysOp::AioWait { min: 1 };
-                    }
-                    self.step = Step::Drain;
-                }
-                Step::Drain => {
-                    self.finish(now);
-                    self.step = Step::EndFsync(0);
-                }
-                Step::EndFsync(i) => {
-                    if self.wrote && (self.job.end_fsync || self.job.fsync_on_close) && i < self.files.len() {
-                        self.step = Step::EndFsync(i + 1);
-                        self.pending = Pending::Other;
-                        return SysOp::Fsync { file: self.files[i].id };
-                    }
-                    self.step = Step::Close(0);
-                }
-                Step::Close(i) => {
-                    if i < self.files.len() {
-                        self.step = Step::Close(i + 1);
-                        self.pending = Pending::Other;
-                        return SysOp::Close { file: self.files[i].id };
-                    }
-                    self.step = Step::Done;
-                }
-                Step::Done => return SysOp::Exit,
-            }
+        if let Some((path, text)) = self.thread.take_iolog() {
+            self.iologs.borrow_mut().push((self.slot, path, text));
         }
     }
 }

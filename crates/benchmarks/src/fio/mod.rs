@@ -9,7 +9,9 @@
 //! - [`job`]: the options typed into [`job::Job`]s with fio's defaults and fix-ups, what is
 //!   accepted but only changes fio's output, and what is refused;
 //! - [`stream`]: each job thread's I/Os (file, direction, size, offset), sans-IO, for the
-//!   executors of either world.
+//!   executors of either world;
+//! - [`thread`]: a job thread's life — when each I/O goes, its limits, syncs, think time,
+//!   rate and replay, and its accounting — as a sans-IO state machine both executors run.
 //!
 //! Where fio silently reads a value as something other than it looks (`bs = 4k` as 4 bytes,
 //! `1.5k` as 1, `10sec` as 10 µs), this reader refuses it with the file, line and option,
@@ -21,6 +23,7 @@ pub mod job;
 pub mod jobfile;
 pub mod report;
 pub mod stream;
+pub mod thread;
 pub mod value;
 
 pub use job::{Job, JobSet};

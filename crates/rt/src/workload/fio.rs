@@ -1,37 +1,41 @@
 //! fio job files on a real target: the jobs of an `iosched_benchmarks::fio::JobSet` through
-//! our queue and runtime, each I/O taken from the job's `JobStream` (the simulated `iosched
-//! fio`'s stream: the same job, the same I/Os), reported as fio reports
-//! (`iosched_benchmarks::fio::report`).
+//! our queue and runtime, each job thread an `iosched_benchmarks::fio::thread::JobThread`
+//! — the simulated `iosched fio`'s state machine: the same I/Os, limits, think time,
+//! rates, syncs and log replay — on an OS thread of its own, as fio runs a job; reported
+//! as fio reports (`iosched_benchmarks::fio::report`).
 //!
 //! - **The target holds the jobs' files back to back**, in job order (a name used twice is
-//!   one file), each file its `size / nrfiles` bytes from `offset`: a file or device of
-//!   their total size. Jobs that read lay it out first, as fio lays out a new file.
+//!   one file; a replayed log's files are its own, each as large as its furthest I/O),
+//!   each file its `size / nrfiles` bytes from `offset`: a file or device of their total
+//!   size. Jobs that read lay it out first, as fio lays out a new file.
 //! - **Groups**: the jobs between two `stonewall`s run one phase after another (`new_group`
 //!   alone starts a reporting group, not a wait, as in fio); the jobs of a phase,
 //!   numjobs clones included, run together, each its own owner (a process to the
-//!   scheduler) at its `prioclass`/`prio`.
-//! - **Engines**: `libaio`, `io_uring` and `posixaio` keep `iodepth` I/Os in flight per
-//!   job; the sync engines one. Each completion submits the next I/O (fio's reap-then-
-//!   submit loop) until `size` (or `io_size`) × `loops` bytes, or `runtime` (`time_based`:
-//!   passes repeat until it).
+//!   scheduler) at its `prioclass`/`prio`. A job with `wait_for=NAME` starts once every
+//!   thread of NAME has ended.
+//! - **The thread's ops**: a sync engine's I/O is submitted and waited for; an async
+//!   engine's is submitted and reaped later (completions in any order, latency taken at
+//!   the reap as fio takes it); sleeps sleep, `thinktime_spin` spins; a sync is a flush
+//!   through the queue (`fsync` of the target). Open and close do nothing: the target is
+//!   open for the whole run.
 //!
 //! Refused, with the job named: buffered jobs (`direct=0`: the runtime bypasses the page
 //! cache, so a buffered job's I/O would not be what the kernel sends; run it with `iosched
-//! fio` in the simulator), and what this executor does not carry out yet: `mmap`, trim,
-//! `thinktime`, `rate`/`rate_iops`, `startdelay`, `ramp_time`,
-//! `fsync`/`fdatasync`/`end_fsync`/`fsync_on_close`, `filesize` and percentages. Block
-//! sizes and regions must be whole 4 KiB blocks (O_DIRECT).
+//! fio` in the simulator), and what this executor does not carry out: `mmap`, trim,
+//! `cmdprio_percentage`, `filesize` and percentages. Block sizes, regions and a replayed
+//! log's I/Os must be whole 4 KiB blocks (O_DIRECT).
 
 use super::{Control, Ended};
 use crate::error::{Error, IoError};
 use crate::runtime::{Completion, Handle, Options, Report as RtReport, Target};
 use crate::sys::{ALIGN, IoBuf};
 use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern};
-use iosched_benchmarks::fio::report::{DirStats, JobResult, Report, Sample};
-use iosched_benchmarks::fio::stream::{JobStream, Region};
+use iosched_benchmarks::fio::report::{JobResult, Report};
+use iosched_benchmarks::fio::stream::Region;
+use iosched_benchmarks::fio::thread::{JobThread, Outcome, Reaped, ThreadOp};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::Op;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -49,20 +53,25 @@ fn check(j: &Job) -> Result<(), Error> {
     let unsupported = [
         (j.ioengine == Engine::Mmap, "ioengine=mmap"),
         (matches!(j.rw, Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite), "trim"),
-        (j.thinktime_us > 0, "thinktime"),
-        (j.rate != [0; 3] || j.rate_iops != [0; 3], "rate limits"),
-        (j.startdelay_us > 0, "startdelay"),
-        (j.wait_for.is_some(), "wait_for"),
-        (j.number_ios > 0, "number_ios"),
-        (j.ramp_time_us > 0, "ramp_time"),
-        (j.fsync > 0 || j.fdatasync > 0 || j.end_fsync || j.fsync_on_close, "fsync options"),
         (j.filesize.is_some(), "filesize"),
         (j.cmdprio_percentage != [0, 0], "cmdprio_percentage"),
-        (j.read_iolog.is_some(), "read_iolog"),
-        (j.write_iolog.is_some(), "write_iolog"),
     ];
     if let Some((_, what)) = unsupported.iter().find(|u| u.0) {
         return bad(&format!("{what}: not carried out on real targets yet (the simulator's `iosched fio` runs it)"));
+    }
+    iosched_benchmarks::fio::thread::check(j).or_else(|e| bad(&e))?;
+    if let Some(log) = &j.iolog {
+        if j.loops > 1 {
+            return bad("loops with read_iolog: a log is replayed once");
+        }
+        let a = ALIGN as u64;
+        if let Some(e) = log.entries.iter().find(|e| !e.offset.is_multiple_of(a) || !e.len.is_multiple_of(a)) {
+            return bad(&format!(
+                "read_iolog: an I/O of {} bytes at offset {}: O_DIRECT needs whole {ALIGN}-byte blocks",
+                e.len, e.offset
+            ));
+        }
+        return Ok(());
     }
     let bytes = |v: SizeOrPercent, what: &str| match v {
         SizeOrPercent::Bytes(b) => Ok(b),
@@ -89,105 +98,234 @@ fn check(j: &Job) -> Result<(), Error> {
     Ok(())
 }
 
-/// One job thread's state, shared with its completion callbacks.
-struct State {
-    handle: Handle,
-    stream: JobStream,
-    depth: u32,
-    left: Option<u64>,
-    deadline: Option<Instant>,
-    stop: Arc<AtomicBool>,
-    failed: Arc<AtomicBool>,
-    inflight: u32,
-    stats: [DirStats; 2],
-    error: Option<IoError>,
-    /// When the job's group started: the bandwidth log's zero.
-    start: Instant,
-    /// I/Os by the depth at their submission (fio's `io_u_map`).
-    depth_map: [u64; 7],
-    /// Every I/O, for the job's per-I/O logs (`Some` when it writes one), and whether the
-    /// job's priority is of the RT class (the logs' priority column).
-    samples: Option<Vec<Sample>>,
-    rt: bool,
-    end: Option<Instant>,
-}
-
-type Shared = Arc<(Mutex<State>, Condvar)>;
-
-fn submit_next(sh: &Shared, st: &mut State, now: Instant) {
-    if st.deadline.is_some_and(|d| now >= d)
-        || st.left == Some(0)
-        || st.stop.load(Ordering::Relaxed)
-        || st.failed.load(Ordering::Relaxed)
-    {
-        return;
-    }
-    let io = st.stream.next_io();
-    if let Some(l) = &mut st.left {
-        *l = l.saturating_sub(io.len);
-    }
-    let op = if io.write { Op::Write } else { Op::Read };
-    let mut buf = IoBuf::new(io.len as usize);
-    buf.fill(0xa5);
-    let sh2 = Arc::clone(sh);
-    let t0 = now;
-    match st.handle.submit(op, io.offset, buf, move |c: Completion| on_done(&sh2, c, t0, io.write, io.len)) {
-        Ok(()) => {
-            st.inflight += 1;
-            st.depth_map[iosched_benchmarks::fio::report::depth_bucket(st.inflight)] += 1;
-        }
-        Err(e) => {
-            st.error = Some(e);
-            st.failed.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
-fn on_done(sh: &Shared, c: Completion, t0: Instant, write: bool, len: u64) {
-    let (m, cv) = &**sh;
-    let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
-    st.inflight -= 1;
-    let now = Instant::now();
-    st.end = Some(now);
-    match c.result {
-        Ok(_) => {
-            let (clat, at) = (now.saturating_duration_since(t0), now.saturating_duration_since(st.start));
-            st.stats[write as usize].add(len, clat.as_nanos() as u64, at.as_nanos() as u64);
-            let rt = st.rt;
-            if let Some(v) = &mut st.samples {
-                v.push(Sample { at_ms: at.as_millis() as u64, write, bytes: len, clat_ns: clat.as_nanos() as u64, rt });
-            }
-            submit_next(sh, &mut st, now);
-        }
-        Err(e) => {
-            st.error.get_or_insert(e);
-            st.failed.store(true, Ordering::Relaxed);
-        }
-    }
-    if st.inflight == 0 {
-        cv.notify_all();
-    }
-}
-
-/// A job thread to run: its job, clone number, thread number and regions on the target.
-struct Thread<'a> {
-    job: &'a Job,
-    clone: u32,
-    number: u64,
-    regions: Vec<Region>,
-    group: u32,
+/// A job thread to run: its state machine, where its files start on the target, its
+/// reporting group, phase and `wait_for`.
+struct Thread {
+    thread: JobThread,
+    bases: Vec<u64>,
     phase: u32,
+    prio: Option<iosched_core::IoPrio>,
+}
+
+/// What a job thread leaves: its result, its `write_iolog`, its first error.
+type ThreadEnd = (Option<JobResult>, Option<(String, String)>, Option<IoError>);
+
+/// The threads of each job still running, by job name (for `wait_for`).
+type Running = (Mutex<HashMap<String, usize>>, Condvar);
+
+/// How long a sleep runs before looking at the stop flag again.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
+/// A job thread's state machine and what its executor knows about it, shared between
+/// the job's OS thread and the completion callbacks on the runtime's dispatcher thread.
+///
+/// While the machine waits in a reap (`parked`), completions step it on the dispatcher
+/// thread and submit the I/Os it then asks for there, as fio's reap-then-submit loop
+/// does in one thread; anything else it asks for (a sleep, a sync, the end) is handed to
+/// the job's thread (`handoff`), which carries out all ops that block.
+struct Driven {
+    thread: JobThread,
+    bases: Vec<u64>,
+    /// Waiting in a reap of at least `min` completions.
+    parked: bool,
+    min: u32,
+    /// Completions not yet given to the machine: successes by token, and how many ended
+    /// (failures included, which a reap counts too).
+    done: Vec<u64>,
+    ended: u32,
+    /// The op the dispatcher thread hands back to the job's thread.
+    handoff: Option<ThreadOp>,
+    /// A blocking I/O's result.
+    sync: Option<Result<u32, IoError>>,
+    error: Option<IoError>,
+}
+
+/// One job thread's shared part.
+struct JobRun {
+    state: Mutex<Driven>,
+    wake: Condvar,
+    handle: Handle,
+    epoch: Instant,
+    stop: Arc<AtomicBool>,
+}
+
+fn now_of(epoch: Instant) -> iosched_core::Instant {
+    iosched_core::Instant::from_nanos(epoch.elapsed().as_nanos() as u64)
+}
+
+impl Driven {
+    fn fail(&mut self, e: IoError) {
+        self.error.get_or_insert(e);
+        self.thread.stop_issuing();
+    }
+}
+
+/// Submit the machine's I/O: a queued one's completion steps the machine (or waits for
+/// its next reap); a blocking one's result is for the job's thread.
+fn submit(job: &Arc<JobRun>, d: &mut Driven, io: ThreadOp) {
+    let ThreadOp::Io { write, file, offset, len, queued, token } = io else { unreachable!("an I/O") };
+    let mut buf = IoBuf::new(len as usize);
+    buf.fill(0xa5);
+    let op = if write { Op::Write } else { Op::Read };
+    let j = Arc::clone(job);
+    let sent = job.handle.submit(op, d.bases[file] + offset, buf, move |c: Completion| {
+        let mut d = j.state.lock().unwrap_or_else(|e| e.into_inner());
+        if !queued {
+            d.sync = Some(c.result);
+            j.wake.notify_all();
+            return;
+        }
+        d.ended += 1;
+        match c.result {
+            Ok(_) => d.done.push(token),
+            Err(e) => {
+                d.thread.forget(token);
+                d.fail(e);
+            }
+        }
+        if d.parked && d.ended >= d.min {
+            d.parked = false;
+            let op = reaped(&j, &mut d);
+            step(&j, &mut d, op);
+        }
+    });
+    if let Err(e) = sent {
+        d.fail(e);
+        if queued {
+            d.thread.forget(token);
+        } else {
+            d.sync = Some(Err(IoError::Stopped));
+        }
+    }
+}
+
+/// Give the machine the completions so far (a reap's outcome); its next op.
+fn reaped(job: &JobRun, d: &mut Driven) -> ThreadOp {
+    if job.stop.load(Ordering::Relaxed) {
+        d.thread.stop_issuing();
+    }
+    let done = std::mem::take(&mut d.done);
+    d.ended = 0;
+    d.thread.next(now_of(job.epoch), Outcome::Reaped(Reaped::These(done)))
+}
+
+/// Carry out the machine's ops that do not block — submissions, and reaps that wait —
+/// from `op` on; hand any other op to the job's thread.
+fn step(job: &Arc<JobRun>, d: &mut Driven, mut op: ThreadOp) {
+    loop {
+        match op {
+            ThreadOp::Io { queued: true, .. } => {
+                submit(job, d, op);
+                if job.stop.load(Ordering::Relaxed) {
+                    d.thread.stop_issuing();
+                }
+                op = d.thread.next(now_of(job.epoch), Outcome::None);
+            }
+            ThreadOp::Reap { min } if d.ended < min => {
+                d.parked = true;
+                d.min = min;
+                return;
+            }
+            ThreadOp::Reap { .. } => op = reaped(job, d),
+            other => {
+                d.handoff = Some(other);
+                job.wake.notify_all();
+                return;
+            }
+        }
+    }
+}
+
+/// Run one job thread's machine until it exits: the ops that block here, the rest through
+/// [`step`]. Returns the machine and the first I/O error (which stopped its issuing;
+/// what was queued came back first).
+fn drive(job: &Arc<JobRun>) -> Option<IoError> {
+    let mut op = {
+        let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
+        d.thread.next(now_of(job.epoch), Outcome::None)
+    };
+    loop {
+        let mut outcome = Outcome::None;
+        match op {
+            ThreadOp::Sleep(dur) => {
+                let until = Instant::now() + dur;
+                while !job.stop.load(Ordering::Relaxed) {
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    std::thread::sleep(left.min(STOP_POLL));
+                }
+            }
+            ThreadOp::Spin(dur) => {
+                let until = Instant::now() + dur;
+                while Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+            }
+            ThreadOp::Open(_) | ThreadOp::Close(_) => {}
+            ThreadOp::Io { queued: false, .. } => {
+                let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
+                submit(job, &mut d, op);
+                while d.sync.is_none() {
+                    d = job.wake.wait(d).unwrap_or_else(|e| e.into_inner());
+                }
+                outcome = match d.sync.take().expect("waited") {
+                    Ok(n) => Outcome::Moved(n as u64),
+                    Err(IoError::Stopped) if d.error.is_some() => Outcome::Failed,
+                    Err(e) => {
+                        d.fail(e);
+                        Outcome::Failed
+                    }
+                };
+            }
+            ThreadOp::Fsync { .. } => {
+                if let Err(e) = job.handle.fsync() {
+                    job.state.lock().unwrap_or_else(|e| e.into_inner()).fail(e);
+                }
+            }
+            ThreadOp::Exit => {
+                return job.state.lock().unwrap_or_else(|e| e.into_inner()).error.take();
+            }
+            queued_or_reap => {
+                // Submissions and reaps: stepped here until an op that blocks comes back,
+                // by this thread or by a completion on the dispatcher thread.
+                let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
+                step(job, &mut d, queued_or_reap);
+                while d.handoff.is_none() {
+                    d = job.wake.wait_timeout(d, STOP_POLL).unwrap_or_else(|e| e.into_inner()).0;
+                    if job.stop.load(Ordering::Relaxed) {
+                        d.thread.stop_issuing();
+                    }
+                }
+                op = d.handoff.take().expect("waited");
+                continue;
+            }
+        }
+        let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
+        if job.stop.load(Ordering::Relaxed) {
+            d.thread.stop_issuing();
+        }
+        op = d.thread.next(now_of(job.epoch), outcome);
+    }
+}
+
+/// A run on a real target.
+#[derive(Debug)]
+pub struct FioRun {
+    /// fio's report of the jobs (a stopped or failed run's covers what they did).
+    pub report: Report,
+    /// The runtime's own report of the run.
+    pub runtime: RtReport,
+    pub ended: Ended,
+    /// Each `write_iolog=`: (the path as the job gives it, the log's text, fio iolog v3),
+    /// in job order; the caller writes them.
+    pub iologs: Vec<(String, String)>,
 }
 
 /// Run `jobs` on `path` with the scheduler in `opts`; `seed` is the run's (fio's
 /// `randrepeat=0` streams follow it).
-pub fn run(
-    path: &Path,
-    mut opts: Options,
-    jobs: &JobSet,
-    seed: u64,
-    ctl: &Control,
-) -> Result<(Report, RtReport, Ended), Error> {
+pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Control) -> Result<FioRun, Error> {
     for j in &jobs.jobs {
         check(j)?;
     }
@@ -195,6 +333,11 @@ pub fn run(
     let mut placed: BTreeMap<String, u64> = BTreeMap::new();
     let mut end = 0u64;
     for (name, size) in jobs.files().expect("checked") {
+        if !size.is_multiple_of(ALIGN as u64) {
+            return Err(Error(format!(
+                "file {name}: {size} bytes: O_DIRECT needs whole {ALIGN}-byte blocks; give a size that is"
+            )));
+        }
         placed.insert(name, end);
         end += size;
     }
@@ -203,24 +346,33 @@ pub fn run(
     for (ji, job) in jobs.jobs.iter().enumerate() {
         for clone in 0..job.numjobs {
             number += 1;
-            let (start, per_file) = job.file_region(clone).expect("checked");
-            if !(start + per_file).is_multiple_of(ALIGN as u64) || !start.is_multiple_of(ALIGN as u64) {
-                return Err(Error(format!(
-                    "{}: job `{}`: offset {start} and {per_file} bytes per file: O_DIRECT needs whole {ALIGN}-byte blocks",
-                    job.origin, job.section
-                )));
-            }
-            let regions =
-                job.file_names(clone).iter().map(|n| Region { start: placed[n] + start, len: per_file }).collect();
-            threads.push(Thread { job, clone, number, regions, group: jobs.groups[ji], phase: jobs.phases[ji] });
+            let (regions, bases): (Vec<Region>, Vec<u64>) = match job.replay_files() {
+                Some(files) => files.iter().map(|(n, size)| (Region { start: 0, len: *size }, placed[n])).unzip(),
+                None => {
+                    let (start, per_file) = job.file_region(clone).expect("checked");
+                    if !start.is_multiple_of(ALIGN as u64) || !per_file.is_multiple_of(ALIGN as u64) {
+                        return Err(Error(format!(
+                            "{}: job `{}`: offset {start} and {per_file} bytes per file: O_DIRECT needs whole \
+                             {ALIGN}-byte blocks",
+                            job.origin, job.section
+                        )));
+                    }
+                    job.file_names(clone).iter().map(|n| (Region { start, len: per_file }, placed[n])).unzip()
+                }
+            };
+            threads.push(Thread {
+                thread: JobThread::new(job, jobs.groups[ji], clone, regions, number, seed),
+                bases,
+                phase: jobs.phases[ji],
+                prio: job.ioprio(),
+            });
         }
     }
     if opts.size.is_none() {
         opts.size = Some(end);
     }
-    let reads = jobs.jobs.iter().any(|j| j.rw.reads());
-    opts.lay_out = reads;
-    opts.writes = jobs.jobs.iter().any(|j| j.rw.writes());
+    opts.lay_out = jobs.jobs.iter().any(|j| j.rw.reads() || j.iolog.is_some());
+    opts.writes = jobs.jobs.iter().any(|j| j.rw.writes() || j.iolog.is_some());
     let label = opts.sched.text.clone();
     let target = Target::open(path, opts)?;
     if target.info().data_len < end {
@@ -239,82 +391,89 @@ pub fn run(
         // The target's counters span its layout as well as the jobs: not fio's window.
         disk: None,
     };
-    let failed = Arc::new(AtomicBool::new(false));
+    let epoch = Instant::now();
     let mut results: Vec<JobResult> = Vec::new();
+    let mut failure: Option<IoError> = None;
+    let mut iologs = Vec::new();
+    let running: Running = (Mutex::new(HashMap::new()), Condvar::new());
     let phases: std::collections::BTreeSet<u32> = threads.iter().map(|t| t.phase).collect();
+    let mut waiting = threads;
     for phase in phases {
-        let start = Instant::now();
-        let mut running = Vec::new();
-        for t in threads.iter().filter(|t| t.phase == phase) {
-            let mut handle = target.handle();
-            if let Some(p) = t.job.ioprio() {
-                handle.set_prio(p);
-            }
-            handle.set_unplug(true);
-            let region_bytes: u64 = t.regions.iter().map(|r| r.len).sum();
-            let depth = if t.job.ioengine.is_async() { t.job.iodepth } else { 1 };
-            let st = State {
-                handle,
-                stream: JobStream::new(t.job, t.regions.clone(), t.number, seed),
-                depth,
-                left: (!t.job.time_based).then(|| t.job.bytes_to_issue(region_bytes)),
-                deadline: (t.job.runtime_us > 0).then(|| start + Duration::from_micros(t.job.runtime_us)),
-                stop: Arc::clone(&ctl.stop),
-                failed: Arc::clone(&failed),
-                inflight: 0,
-                stats: Default::default(),
-                error: None,
-                start,
-                depth_map: [0; 7],
-                samples: t.job.logs_samples().then(Vec::new),
-                rt: t.job.prioclass == 1,
-                end: None,
-            };
-            let name = t.job.thread_name(t.clone);
-            running.push((
-                (name, t.group),
-                t.job.group_reporting,
-                (t.job.iodepth, t.number),
-                Arc::new((Mutex::new(st), Condvar::new())),
-            ));
-        }
-        for (_, _, _, sh) in &running {
-            let mut st = sh.0.lock().unwrap_or_else(|e| e.into_inner());
-            for _ in 0..st.depth {
-                submit_next(sh, &mut st, Instant::now());
+        let group: Vec<Thread>;
+        (group, waiting) = waiting.into_iter().partition(|t| t.phase == phase);
+        {
+            let mut r = running.0.lock().unwrap_or_else(|e| e.into_inner());
+            for t in &group {
+                *r.entry(t.thread.job().name.clone()).or_insert(0) += 1;
             }
         }
-        for ((name, g), group_reporting, (job_depth, job_number), sh) in running {
-            {
-                let (m, cv) = &*sh;
-                let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
-                while st.inflight > 0 {
-                    st = cv.wait_timeout(st, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
-                }
+        let done: Vec<ThreadEnd> = std::thread::scope(|s| {
+            let handles: Vec<_> = group
+                .into_iter()
+                .map(|t| {
+                    let mut handle = target.handle();
+                    if let Some(p) = t.prio {
+                        handle.set_prio(p);
+                    }
+                    handle.set_unplug(true);
+                    let running = &running;
+                    let stop = Arc::clone(&ctl.stop);
+                    s.spawn(move || {
+                        let name = t.thread.job().name.clone();
+                        if let Some(waitee) = t.thread.job().wait_for.clone() {
+                            let mut r = running.0.lock().unwrap_or_else(|e| e.into_inner());
+                            while r.get(&waitee).is_some_and(|n| *n > 0) && !stop.load(Ordering::Relaxed) {
+                                r = running.1.wait_timeout(r, STOP_POLL).unwrap_or_else(|e| e.into_inner()).0;
+                            }
+                        }
+                        let state = Driven {
+                            thread: t.thread,
+                            bases: t.bases,
+                            parked: false,
+                            min: 0,
+                            done: Vec::new(),
+                            ended: 0,
+                            handoff: None,
+                            sync: None,
+                            error: None,
+                        };
+                        let job =
+                            Arc::new(JobRun { state: Mutex::new(state), wake: Condvar::new(), handle, epoch, stop });
+                        let err = drive(&job);
+                        // The completion callbacks hold the job until they have run.
+                        while Arc::strong_count(&job) > 1 {
+                            std::thread::yield_now();
+                        }
+                        let Ok(job) = Arc::try_unwrap(job) else { unreachable!("no callback outstanding") };
+                        let mut thread = job.state.into_inner().unwrap_or_else(|e| e.into_inner()).thread;
+                        let result = thread.take_result().or_else(|| thread.stop_result(now_of(epoch)));
+                        let iolog = thread.take_iolog();
+                        let mut r = running.0.lock().unwrap_or_else(|e| e.into_inner());
+                        if let Some(n) = r.get_mut(&name) {
+                            *n -= 1;
+                        }
+                        running.1.notify_all();
+                        (result, iolog, err)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("fio job thread")).collect()
+        });
+        for (r, log, e) in done {
+            results.extend(r);
+            iologs.extend(log);
+            if failure.is_none() {
+                failure = e;
             }
-            let st = super::take_when_released(sh);
-            let State { handle, stats, error, end, depth_map, samples, .. } = st;
-            drop(handle);
-            if let Some(e) = error {
-                return Ok((report(results), target.close()?, Ended::Failed(e)));
-            }
-            results.push(JobResult {
-                name,
-                groupid: g,
-                runtime_us: end.map_or(0, |e| e.saturating_duration_since(start).as_micros() as u64),
-                dirs: stats,
-                fsyncs: 0,
-                group_reporting,
-                iodepth: job_depth,
-                depth_map,
-                samples: samples.unwrap_or_default(),
-                number: job_number,
-            });
         }
-        if ctl.stopped() {
+        if failure.is_some() || ctl.stopped() {
             break;
         }
     }
-    let ended = if ctl.stopped() { Ended::Interrupted } else { Ended::Complete };
-    Ok((report(results), target.close()?, ended))
+    let ended = match failure {
+        Some(e) => Ended::Failed(e),
+        None if ctl.stopped() => Ended::Interrupted,
+        None => Ended::Complete,
+    };
+    Ok(FioRun { report: report(results), runtime: target.close()?, ended, iologs })
 }

@@ -96,7 +96,8 @@ pub fn job_files_issue_the_same_ios_as_the_simulator() {
     let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
     o.backend = iosched_rt::BackendChoice::Threads;
     o.record = true;
-    let (report, rt, ended) = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 7, &Control::default()).unwrap();
+    let iosched_rt::workload::fio::FioRun { report, runtime: rt, ended, .. } =
+        iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 7, &Control::default()).unwrap();
     assert!(ended.is_complete(), "{ended:?}");
     let moved: u64 = report.jobs[0].dirs.iter().map(|d| d.io_bytes).sum();
     // Until its size is issued: the last I/O may run past it by less than one block.
@@ -144,7 +145,7 @@ pub fn our_fio_json_keys_are_fios() {
     let jobs = build(&parse_args(&args, 1).unwrap()).unwrap();
     let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
     o.backend = iosched_rt::BackendChoice::Threads;
-    let (report, _, _) = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 1, &Control::default()).unwrap();
+    let report = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 1, &Control::default()).unwrap().report;
     let ours = iosched_benchmarks::fio::report::json(&report);
     let keys =
         |v: &Value| -> BTreeSet<String> { v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default() };
@@ -218,7 +219,7 @@ pub fn our_normal_output_has_fios_lines() {
     let jobs = build(&parse_args(&args, 1).unwrap()).unwrap();
     let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
     o.backend = iosched_rt::BackendChoice::Threads;
-    let (report, _, _) = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 1, &Control::default()).unwrap();
+    let report = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 1, &Control::default()).unwrap().report;
     let ours = iosched_benchmarks::fio::report::normal(&report);
     let left_out = ["slat", "cpu", "submit", "complete", "Disk stats", "vda", "sda", "nvme0n1"];
     let shape = |text: &str| -> Vec<String> {
@@ -259,4 +260,79 @@ pub fn our_normal_output_has_fios_lines() {
         assert!(want.iter().any(|l| l == line), "fio's {line:?} in {want:?}");
     }
     assert_eq!(shape(&ours), want, "ours:\n{ours}\nfio's:\n{fio}");
+}
+
+/// On a real target a job keeps the simulator's rules, from the same state machine:
+/// `rate_iops`, `number_ios`, `thinktime`, `ramp_time`, `fsync`, and a `write_iolog` read
+/// back by `read_iolog` issues the same I/Os in the same order.
+pub fn real_jobs_keep_the_simulators_rules() {
+    use iosched_core::Op;
+    use iosched_core::trace::Record;
+    let dir = TempDir::new("real-fio-rules");
+    let run = |extra: &[&str], record: bool| {
+        let mut args: Vec<String> =
+            ["--name=j", "--bs=4k", "--size=4m", "--direct=1"].iter().map(|s| s.to_string()).collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let env = |_: &str| None;
+        let read = |p: &Path, _: u64| std::fs::read_to_string(p);
+        let ctx = iosched_benchmarks::fio::Context { pagesize: 4096, mb_memory: 0, ncpus: 1, env: &env, read: &read };
+        let jobs = iosched_benchmarks::fio::load(&[], &args, &ctx).unwrap();
+        let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
+        o.backend = iosched_rt::BackendChoice::Threads;
+        o.record = record;
+        let r = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 3, &Control::default()).unwrap();
+        assert!(r.ended.is_complete(), "{extra:?}: {:?}", r.ended);
+        r
+    };
+    let ios = |r: &iosched_rt::workload::fio::FioRun| r.report.jobs[0].dirs.iter().map(|d| d.total_ios).sum::<u64>();
+    // Lay the file out and write it (the reads below then reach the device).
+    run(&["--rw=write", "--bs=64k"], false);
+    let r = run(&["--rw=randread", "--rate_iops=200", "--ramp_time=200ms", "--runtime=1", "--time_based"], false);
+    assert!((195..=205).contains(&ios(&r)), "rate_iops=200 for 1 s after a ramp: {} I/Os", ios(&r));
+    let r = run(&["--rw=randread", "--ioengine=libaio", "--iodepth=8", "--number_ios=50"], false);
+    assert_eq!(ios(&r), 50);
+    let r = run(&["--rw=randread", "--thinktime=20000", "--runtime=1", "--time_based"], false);
+    assert!((30..=51).contains(&ios(&r)), "20 ms of think time per I/O for 1 s: {} I/Os", ios(&r));
+    let r = run(&["--rw=randread", "--ramp_time=300ms", "--runtime=500ms", "--time_based"], false);
+    let us = r.report.jobs[0].runtime_us;
+    assert!((480_000..650_000).contains(&us), "runtime after the ramp: {us} µs");
+    let r = run(&["--rw=write", "--size=64k", "--fsync=4"], true);
+    assert_eq!(r.report.jobs[0].fsyncs, 4);
+    let flushes = |r: &iosched_rt::workload::fio::FioRun| {
+        r.runtime
+            .trace
+            .as_ref()
+            .unwrap()
+            .records
+            .iter()
+            .filter(|x| matches!(x, Record::Arrival { rq, .. } if rq.op == Op::Flush))
+            .count()
+    };
+    assert_eq!(flushes(&r), 4, "each fsync a flush through the queue");
+    // A log written on the target, replayed there: the same I/Os in the same order.
+    let log = dir.path("j.iolog");
+    let ops = |r: &iosched_rt::workload::fio::FioRun| -> Vec<(Op, u64, u32)> {
+        r.runtime
+            .trace
+            .as_ref()
+            .unwrap()
+            .records
+            .iter()
+            .filter_map(|x| match x {
+                Record::Arrival { rq, .. } if rq.op != Op::Flush => Some((rq.op, rq.sector, rq.len_sectors)),
+                _ => None,
+            })
+            .collect()
+    };
+    let w =
+        run(&["--rw=randrw", "--ioengine=libaio", "--iodepth=4", &format!("--write_iolog={}", log.display())], true);
+    let (path, text) = w.iologs.first().cloned().expect("the job's iolog");
+    assert_eq!(path, log.display().to_string());
+    std::fs::write(&log, text).unwrap();
+    let r = run(&["--ioengine=libaio", "--iodepth=4", &format!("--read_iolog={}", log.display())], true);
+    // The replay's own run lays the target out first (its log reads); its I/Os follow.
+    let (replayed, written) = (ops(&r), ops(&w));
+    let same = replayed.ends_with(&written);
+    assert!(same, "the replay's last {} I/Os are not the log's ({} in all)", written.len(), replayed.len());
+    assert!(ops(&w).len() >= 1024, "a whole pass: {}", ops(&w).len());
 }

@@ -130,6 +130,7 @@ fn main() {
         ),
         trial("fio::our_fio_json_keys_are_fios", &[Fio], fio::our_fio_json_keys_are_fios),
         trial("fio::our_normal_output_has_fios_lines", &[Fio], fio::our_normal_output_has_fios_lines),
+        trial("fio::real_jobs_keep_the_simulators_rules", &[], fio::real_jobs_keep_the_simulators_rules),
     ];
     libtest_mimic::run(&args, trials).exit();
 }

@@ -1,0 +1,776 @@
+//! One fio job thread as a sans-IO state machine — fio's `thread_main` and `do_io`
+//! (`backend.c`) with `io_u.c`'s limits and `stat.c`'s accounting — for either world's
+//! executor to run: the simulator's host (`iosched-workloads`) and the real runtime
+//! (`iosched-rt`) carry out the same [`ThreadOp`]s, so a job's timing rules exist once.
+//!
+//! **Call order.** The executor calls [`JobThread::next`] with the time and the outcome of
+//! the op it last returned, carries out the op it gets, and calls again, until
+//! [`ThreadOp::Exit`]. The caller owns the clock: `now` is its own (simulated, or real
+//! time since the run started), and the thread never reads one. When the job's measured
+//! part ends ([`ThreadOp`]s after that are its end-of-job syncs and closes),
+//! [`JobThread::take_result`] has its [`JobResult`]; a run stopped early takes
+//! [`JobThread::stop_result`] instead.
+//!
+//! What a job does, as in fio:
+//!
+//! - **Each I/O**: its file, direction, size and offset come from the job's
+//!   [`JobStream`] (or its replayed log); this state machine decides when each one goes.
+//! - **Engines**: a sync engine's I/O is one blocking call ([`ThreadOp::Io`] with
+//!   `queued: false`, its outcome the bytes moved); an async one (`libaio`, `io_uring`,
+//!   `posixaio` with `direct=1`) keeps `iodepth` I/Os in flight, each submitted
+//!   (`queued: true`) and later reaped ([`ThreadOp::Reap`]), as fio's `io_u_submit` and
+//!   `io_u_queued_complete`; latency is measured at the reap, as fio measures it.
+//! - **Limits**: `size` (or `io_size`) × `loops` bytes, or `runtime` (with `time_based`,
+//!   passes repeat until it), or `number_ios` × `loops` I/Os (`exceeds_number_ios`) if
+//!   that comes first; `ramp_time` runs before the measured time; `startdelay`,
+//!   `thinktime` (`thinktime_spin` of CPU, the rest asleep, every `thinktime_blocks`),
+//!   `rate` / `rate_iops` (linear: each I/O no earlier than its share of the budget;
+//!   `rate_process=poisson`: each I/O no earlier than the sum of exponential gaps of mean
+//!   one block's time, as fio's `usec_for_io`).
+//! - **Syncs**: `fsync=N` / `fdatasync=N` after every N writes, `end_fsync`,
+//!   `fsync_on_close`.
+//! - **Logs**: with `read_iolog` the log's I/Os replace the job's pattern, timed as fio's
+//!   `delay_since_ttime` and `iolog_delay` time them; `write_iolog` records what the job
+//!   issued ([`JobThread::take_iolog`]).
+
+use super::iolog::{Action, Iolog, Issued, write_v3};
+use super::job::{Job, RateProcess};
+use super::report::{DirStats, JobResult, Sample, depth_bucket};
+use super::stream::{JobStream, Region};
+use iosched_core::{Duration, Instant, Rng};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// What the thread asks its executor to do next.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThreadOp {
+    /// Sleep this long.
+    Sleep(Duration),
+    /// Spin on the CPU this long (`thinktime_spin`).
+    Spin(Duration),
+    /// Open, or close, the job's file with this index.
+    Open(usize),
+    Close(usize),
+    /// Read or write `len` bytes at `offset` of file `file` (the offset in the file, as
+    /// the job's regions give it). `queued`: submitted for an async engine, completed by
+    /// a later [`ThreadOp::Reap`] naming `token`; otherwise one blocking call.
+    Io {
+        write: bool,
+        file: usize,
+        offset: u64,
+        len: u64,
+        queued: bool,
+        token: u64,
+    },
+    /// Wait until at least `min` queued I/Os have completed (0: take what has), and
+    /// report them all ([`Outcome::Reaped`]).
+    Reap {
+        min: u32,
+    },
+    /// `fsync` (or, `data`, `fdatasync`) the file.
+    Fsync {
+        file: usize,
+        data: bool,
+    },
+    Exit,
+}
+
+/// How the last [`ThreadOp`] ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Nothing to report (the first call; a sleep, open, close, submission or sync).
+    None,
+    /// A blocking I/O moved this many bytes.
+    Moved(u64),
+    /// A reap returned these I/Os.
+    Reaped(Reaped),
+    /// The blocking I/O failed: not counted (the executor reports the error).
+    Failed,
+}
+
+/// The I/Os a reap returned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reaped {
+    /// By their tokens, in any order.
+    These(Vec<u64>),
+    /// The `n` submitted longest ago (an executor whose reap only counts).
+    Oldest(usize),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Step {
+    Start,
+    Open(usize),
+    Run,
+    Drain,
+    EndFsync(usize),
+    Close(usize),
+    Done,
+}
+
+/// The op awaiting its outcome.
+#[derive(Debug, Clone, Copy)]
+enum Pending {
+    None,
+    Data { write: bool, bytes: u64, at: Instant },
+    Fsync,
+    Reap,
+    Other,
+}
+
+/// One queued I/O: its token, direction, bytes and submission time.
+type Queued = (u64, bool, u64, Instant);
+
+/// One job thread (one clone of a job).
+#[derive(Debug)]
+pub struct JobThread {
+    name: String,
+    groupid: u32,
+    job: Job,
+    /// How many files the job has (its regions, or its replayed log's files).
+    nfiles: usize,
+    stream: JobStream,
+    step: Step,
+    pending: Pending,
+    t0: Instant,
+    measured_from: Instant,
+    issued_bytes: u64,
+    target_bytes: u64,
+    ios: u64,
+    writes_since_sync: u64,
+    wrote: bool,
+    /// The file of the last I/O (a periodic fsync syncs it).
+    last_file: usize,
+    inflight: VecDeque<Queued>,
+    next_token: u64,
+    stats: [DirStats; 2],
+    fsyncs: u64,
+    think_due: u32,
+    think_sleep: Option<Duration>,
+    /// The I/O chosen but held back by the rate limit.
+    held: Option<(bool, usize, u64, u64)>,
+    /// The rate limit's clock and count (fio's `td->start` and `rate_io_issue_bytes`):
+    /// bytes issued per direction since `rate_from`, which `ramp_time`'s end resets, as
+    /// fio's `reset_all_stats` does.
+    rate_from: Instant,
+    rate_issued: [u64; 2],
+    ramp_over: bool,
+    /// `rate_process=poisson`, per direction: the gaps' generator and when the next I/O
+    /// may go, since the job started (fio's `poisson_state` and `last_usec`).
+    poisson: Option<[(Rng, Duration); 2]>,
+    /// `read_iolog`: the log and the next entry to replay.
+    replay: Option<(Arc<Iolog>, usize)>,
+    /// When the last I/O was issued (a log's delays count from it).
+    last_issue: Instant,
+    /// When completions were last reaped while waiting for a log's next time.
+    reaped_at: Option<Instant>,
+    /// `write_iolog`: every I/O issued (µs since the job started, file, action, offset,
+    /// length), and the log once written.
+    logged: Option<Vec<Issued>>,
+    iolog: Option<(String, String)>,
+    /// I/Os by the depth at their submission (fio's `io_u_map`).
+    depth_map: [u64; 7],
+    /// Every measured I/O, for the job's per-I/O logs.
+    samples: Option<Vec<Sample>>,
+    thread_number: u64,
+    /// Set by [`JobThread::stop_issuing`]: no more I/O; what is queued is reaped.
+    stopping: bool,
+    result: Option<JobResult>,
+}
+
+/// While a replayed log's next I/O is not due and I/Os are in flight, completions are
+/// reaped at least this often (fio polls them in `iolog_delay`).
+const REPLAY_REAP_STEP: Duration = Duration::from_millis(1);
+
+impl JobThread {
+    /// Clone `clone` of `job` in reporting group `groupid`, its I/O on `regions` (one per
+    /// file, in the file's own offsets; for a replayed log, one per log file), fio's job
+    /// number `thread_number` (1-based over the run), `machine_seed` the run's seed.
+    pub fn new(
+        job: &Job,
+        groupid: u32,
+        clone: u32,
+        regions: Vec<Region>,
+        thread_number: u64,
+        machine_seed: u64,
+    ) -> JobThread {
+        let region_bytes: u64 = regions.iter().map(|r| r.len).sum();
+        JobThread {
+            name: job.thread_name(clone),
+            groupid,
+            job: job.clone(),
+            nfiles: regions.len(),
+            stream: JobStream::new(job, regions, thread_number, machine_seed),
+            step: Step::Start,
+            pending: Pending::None,
+            t0: Instant::ZERO,
+            measured_from: Instant::ZERO,
+            issued_bytes: 0,
+            target_bytes: job.bytes_to_issue(region_bytes),
+            ios: 0,
+            writes_since_sync: 0,
+            wrote: false,
+            last_file: 0,
+            inflight: VecDeque::new(),
+            next_token: 0,
+            stats: Default::default(),
+            fsyncs: 0,
+            think_due: 0,
+            think_sleep: None,
+            held: None,
+            rate_from: Instant::ZERO,
+            rate_issued: [0; 2],
+            ramp_over: false,
+            poisson: (job.rate_process == RateProcess::Poisson).then(|| {
+                let seed = machine_seed ^ thread_number.rotate_left(32);
+                [(Rng::derive(seed, 0x9015_0000), Duration::ZERO), (Rng::derive(seed, 0x9015_0001), Duration::ZERO)]
+            }),
+            replay: job.iolog.clone().map(|l| (l, 0)),
+            last_issue: Instant::ZERO,
+            reaped_at: None,
+            logged: job.write_iolog.is_some().then(Vec::new),
+            iolog: None,
+            depth_map: [0; 7],
+            samples: job.logs_samples().then(Vec::new),
+            thread_number,
+            stopping: false,
+            result: None,
+        }
+    }
+
+    pub fn job(&self) -> &Job {
+        &self.job
+    }
+
+    /// The thread's name (`job` or `job.N` for clone N).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether its I/Os are queued (an async engine with `direct=1`: without it, Linux
+    /// performs a buffered AIO inside the submission, a blocking call, as fio sees on 2.6).
+    pub fn is_async(&self) -> bool {
+        self.job.ioengine.is_async() && self.job.direct
+    }
+
+    /// How many queued I/Os have not been reaped.
+    pub fn in_flight(&self) -> usize {
+        self.inflight.len()
+    }
+
+    /// Issue no more I/O (a run being stopped): the next steps reap what is queued and
+    /// end the job as if its limit was reached.
+    pub fn stop_issuing(&mut self) {
+        self.stopping = true;
+    }
+
+    /// A queued I/O that failed: no longer in flight, and not counted (the executor
+    /// reports the error).
+    pub fn forget(&mut self, token: u64) {
+        self.inflight.retain(|q| q.0 != token);
+    }
+
+    /// The job's result, once its measured part has ended (taken once).
+    pub fn take_result(&mut self) -> Option<JobResult> {
+        self.result.take()
+    }
+
+    /// `write_iolog`: the log's path, as the job gives it, and its text (fio iolog v3),
+    /// once the job has ended (taken once).
+    pub fn take_iolog(&mut self) -> Option<(String, String)> {
+        self.iolog.take()
+    }
+
+    /// The result of a job that a run's limit stopped at `at` before it ended: what it
+    /// did by then (a job that had not started: nothing, over no time), as fio reports a
+    /// stopped job. `None` if its result was already made.
+    pub fn stop_result(&mut self, at: Instant) -> Option<JobResult> {
+        if self.step == Step::Done || matches!(self.step, Step::EndFsync(_) | Step::Close(_)) {
+            return self.result.take();
+        }
+        if matches!(self.step, Step::Start | Step::Open(_)) {
+            self.measured_from = at;
+        }
+        self.finish(at);
+        self.result.take()
+    }
+
+    fn timed(&self) -> bool {
+        self.job.runtime_us > 0
+    }
+
+    fn out_of_time(&self, now: Instant) -> bool {
+        self.timed() && now.saturating_duration_since(self.measured_from) >= Duration::from_micros(self.job.runtime_us)
+    }
+
+    fn more_to_issue(&self, now: Instant) -> bool {
+        if self.stopping || self.out_of_time(now) {
+            return false;
+        }
+        if let Some((log, next)) = &self.replay {
+            return *next < log.entries.len();
+        }
+        if self.job.number_ios > 0 && self.ios >= self.job.number_ios.saturating_mul(self.job.loops as u64) {
+            return false;
+        }
+        self.job.time_based || self.issued_bytes < self.target_bytes
+    }
+
+    /// Count a submitted I/O at the job's depth (the I/Os in flight, itself included), as
+    /// fio's `io_u_mark_depth` does; not during `ramp_time`, whose counts fio resets.
+    fn mark_depth(&mut self, now: Instant) {
+        if now >= self.measured_from {
+            let depth = if self.is_async() { self.inflight.len() as u32 } else { 1 };
+            self.depth_map[depth_bucket(depth)] += 1;
+        }
+    }
+
+    /// Note an issued I/O for `write_iolog`.
+    fn log_issue(&mut self, now: Instant, file: usize, action: Action, offset: u64, len: u64) {
+        let t = now.saturating_duration_since(self.t0).as_micros() as u64;
+        if let Some(v) = &mut self.logged {
+            v.push((t, file, action, offset, len));
+        }
+    }
+
+    /// The next step of a replayed log (`read_iolog_get`, `iolog_delay`), or `None` when
+    /// the log is done.
+    fn replay_step(&mut self, now: Instant) -> Option<ThreadOp> {
+        let (log, next) = self.replay.clone()?;
+        let e = *log.entries.get(next)?;
+        if let Action::Wait(us) = e.action {
+            self.replay = Some((log, next + 1));
+            if us == 0 {
+                return self.replay_step(now);
+            }
+            self.pending = Pending::Other;
+            return Some(ThreadOp::Sleep(Duration::from_micros(us)));
+        }
+        let due = self.last_issue
+            + Duration::from_micros(log.delay_us(next, self.job.replay_time_scale, self.job.replay_no_stall));
+        if now < due {
+            self.pending = Pending::Other;
+            if !self.inflight.is_empty() {
+                if self.reaped_at != Some(now) {
+                    self.reaped_at = Some(now);
+                    self.pending = Pending::Reap;
+                    return Some(ThreadOp::Reap { min: 0 });
+                }
+                return Some(ThreadOp::Sleep((due - now).min(REPLAY_REAP_STEP)));
+            }
+            return Some(ThreadOp::Sleep(due - now));
+        }
+        match e.action {
+            Action::Sync | Action::Datasync => {
+                if !self.inflight.is_empty() {
+                    self.pending = Pending::Reap;
+                    return Some(ThreadOp::Reap { min: 1 });
+                }
+                self.replay = Some((log, next + 1));
+                self.last_issue = now;
+                self.log_issue(now, e.file, e.action, 0, 0);
+                self.pending = Pending::Fsync;
+                Some(ThreadOp::Fsync { file: e.file, data: e.action == Action::Datasync })
+            }
+            Action::Read | Action::Write => {
+                if self.is_async() && self.inflight.len() >= self.job.iodepth as usize {
+                    self.pending = Pending::Reap;
+                    return Some(ThreadOp::Reap { min: 1 });
+                }
+                let write = e.action == Action::Write;
+                self.replay = Some((log, next + 1));
+                self.last_issue = now;
+                Some(self.issue(now, write, e.file, e.offset, e.len))
+            }
+            Action::Wait(_) => unreachable!("handled above"),
+        }
+    }
+
+    /// Issue a read or write of file `fi` (`io_u_submit`): counted, logged for
+    /// `write_iolog`, queued for an async engine or awaited for a sync one.
+    fn issue(&mut self, now: Instant, write: bool, fi: usize, offset: u64, len: u64) -> ThreadOp {
+        self.issued_bytes += len;
+        self.ios += 1;
+        if write {
+            self.wrote = true;
+        }
+        self.log_issue(now, fi, if write { Action::Write } else { Action::Read }, offset, len);
+        let token = self.next_token;
+        self.next_token += 1;
+        let queued = self.is_async();
+        if queued {
+            self.inflight.push_back((token, write, len, now));
+            self.pending = Pending::Other;
+        } else {
+            self.pending = Pending::Data { write, bytes: len, at: now };
+        }
+        self.mark_depth(now);
+        ThreadOp::Io { write, file: fi, offset, len, queued, token }
+    }
+
+    fn account(&mut self, write: bool, bytes: u64, lat: Duration, now: Instant) {
+        if now < self.measured_from {
+            return; // ramp_time: not measured
+        }
+        let at = now.saturating_duration_since(self.measured_from);
+        self.stats[write as usize].add(bytes, lat.as_nanos() as u64, at.as_nanos() as u64);
+        if let Some(v) = &mut self.samples {
+            let rt = self.job.prioclass == 1;
+            v.push(Sample { at_ms: at.as_millis() as u64, write, bytes, clat_ns: lat.as_nanos() as u64, rt });
+        }
+    }
+
+    /// When the rate limit lets the next I/O go (`usec_for_io`): linear, once the bytes
+    /// issued since the rate's clock started take that long at `rate` bytes/s
+    /// (`rate_iops` is `rate_iops × min_bs` bytes/s, as fio's `setup_rate` makes it);
+    /// Poisson, the sum of the gaps drawn so far.
+    fn rate_wait(&self, now: Instant, write: bool) -> Option<Duration> {
+        let d = write as usize;
+        let elapsed = now.saturating_duration_since(self.rate_from);
+        let bps = rate_bps(&self.job, d);
+        if bps == 0 {
+            return None;
+        }
+        let allowed = match &self.poisson {
+            Some(p) => p[d].1,
+            None => {
+                let b = self.rate_issued[d];
+                Duration::from_micros((b % bps) * 1_000_000 / bps + (b / bps) * 1_000_000)
+            }
+        };
+        (allowed > elapsed).then(|| allowed - elapsed)
+    }
+
+    /// At `ramp_time`'s end, fio's `reset_all_stats` restarts the rate's clock and count
+    /// (and a Poisson process's sum of gaps).
+    fn end_ramp(&mut self, now: Instant) {
+        if self.ramp_over || now < self.measured_from {
+            return;
+        }
+        self.ramp_over = true;
+        if self.job.ramp_time_us > 0 {
+            self.rate_from = now;
+            self.rate_issued = [0; 2];
+            if let Some(p) = &mut self.poisson {
+                p[0].1 = Duration::ZERO;
+                p[1].1 = Duration::ZERO;
+            }
+        }
+    }
+
+    /// `rate_process=poisson`: the next I/O of this direction may go one exponential gap
+    /// later, of mean one I/O's time — fio's `usec_for_io`: whole microseconds per I/O
+    /// (`1000000 / iops`, an integer) times `-ln(U)`, truncated to microseconds.
+    fn draw_poisson_gap(&mut self, write: bool) {
+        let d = write as usize;
+        if self.job.rate[d] == 0 && self.job.rate_iops[d] == 0 {
+            return;
+        }
+        let per_io_us = 1_000_000 / poisson_iops(&self.job, d);
+        let Some(p) = &mut self.poisson else { return };
+        // U in (0, 1]: -ln(U) is finite.
+        let u = 1.0 - p[d].0.unit();
+        let gap_us = (per_io_us as f64 * -u.ln()) as u64;
+        p[d].1 += Duration::from_micros(gap_us);
+    }
+
+    /// The measured part is over at `now`: the result, and the `write_iolog` text.
+    fn finish(&mut self, now: Instant) {
+        let runtime = now.saturating_duration_since(self.measured_from);
+        if let (Some(v), Some(path)) = (self.logged.take(), self.job.write_iolog.clone()) {
+            let names: Vec<String> = self.job.file_names(0);
+            let end = now.saturating_duration_since(self.t0).as_micros() as u64;
+            self.iolog = Some((path, write_v3(&names, &v, end)));
+        }
+        self.result = Some(JobResult {
+            name: self.name.clone(),
+            groupid: self.groupid,
+            runtime_us: runtime.as_micros() as u64,
+            dirs: std::mem::take(&mut self.stats),
+            fsyncs: self.fsyncs,
+            group_reporting: self.job.group_reporting,
+            iodepth: self.job.iodepth,
+            depth_map: self.depth_map,
+            samples: self.samples.take().unwrap_or_default(),
+            number: self.thread_number,
+        });
+    }
+
+    /// The next op, given the time and how the last one ended (see the module's call
+    /// order).
+    pub fn next(&mut self, now: Instant, done: Outcome) -> ThreadOp {
+        match std::mem::replace(&mut self.pending, Pending::None) {
+            Pending::Data { write, bytes, at } => {
+                let moved = match done {
+                    Outcome::Moved(b) => Some(b),
+                    Outcome::Failed => None,
+                    _ => Some(bytes),
+                };
+                if let Some(moved) = moved {
+                    self.account(write, moved, now - at, now);
+                }
+            }
+            Pending::Reap => {
+                let reaped: Vec<Queued> = match done {
+                    Outcome::Reaped(Reaped::Oldest(n)) => {
+                        let n = n.min(self.inflight.len());
+                        self.inflight.drain(..n).collect()
+                    }
+                    Outcome::Reaped(Reaped::These(tokens)) => {
+                        let mut out = Vec::with_capacity(tokens.len());
+                        for t in tokens {
+                            if let Some(i) = self.inflight.iter().position(|q| q.0 == t) {
+                                out.push(self.inflight.remove(i).expect("found"));
+                            }
+                        }
+                        out
+                    }
+                    _ => Vec::new(),
+                };
+                for (_, write, bytes, at) in reaped {
+                    self.account(write, bytes, now - at, now);
+                }
+            }
+            Pending::Fsync => self.fsyncs += 1,
+            Pending::None | Pending::Other => {}
+        }
+        loop {
+            match self.step {
+                Step::Start => {
+                    self.step = Step::Open(0);
+                    if self.job.startdelay_us > 0 && !self.stopping {
+                        self.pending = Pending::Other;
+                        return ThreadOp::Sleep(Duration::from_micros(self.job.startdelay_us));
+                    }
+                }
+                Step::Open(i) => {
+                    if i < self.nfiles {
+                        self.step = Step::Open(i + 1);
+                        self.pending = Pending::Other;
+                        return ThreadOp::Open(i);
+                    }
+                    self.t0 = now;
+                    self.rate_from = now;
+                    self.measured_from = now + Duration::from_micros(self.job.ramp_time_us);
+                    self.step = Step::Run;
+                }
+                Step::Run => {
+                    self.end_ramp(now);
+                    if let Some(d) = self.think_sleep.take() {
+                        self.pending = Pending::Other;
+                        return ThreadOp::Sleep(d);
+                    }
+                    if self.job.thinktime_us > 0 && self.think_due >= self.job.thinktime_blocks && !self.stopping {
+                        self.think_due = 0;
+                        let spin = Duration::from_micros(self.job.thinktime_spin_us);
+                        let rest = Duration::from_micros(self.job.thinktime_us - self.job.thinktime_spin_us);
+                        self.pending = Pending::Other;
+                        if spin > Duration::ZERO {
+                            self.think_sleep = (rest > Duration::ZERO).then_some(rest);
+                            return ThreadOp::Spin(spin);
+                        }
+                        return ThreadOp::Sleep(rest);
+                    }
+                    if self.replay.is_some() {
+                        if self.out_of_time(now) || self.stopping {
+                            self.replay = None;
+                        } else if let Some(op) = self.replay_step(now) {
+                            return op;
+                        }
+                        if !self.inflight.is_empty() {
+                            self.pending = Pending::Reap;
+                            return ThreadOp::Reap { min: 1 };
+                        }
+                        self.step = Step::Drain;
+                        continue;
+                    }
+                    let sync_every = if self.job.fsync > 0 { self.job.fsync } else { self.job.fdatasync };
+                    if sync_every > 0
+                        && self.writes_since_sync >= sync_every as u64
+                        && self.inflight.is_empty()
+                        && !self.stopping
+                    {
+                        self.writes_since_sync = 0;
+                        self.pending = Pending::Fsync;
+                        let data = self.job.fsync == 0;
+                        self.log_issue(now, self.last_file, if data { Action::Datasync } else { Action::Sync }, 0, 0);
+                        return ThreadOp::Fsync { file: self.last_file, data };
+                    }
+                    let can_issue = self.more_to_issue(now)
+                        && (!self.is_async() || self.inflight.len() < self.job.iodepth as usize);
+                    if can_issue {
+                        let (write, fi, offset, len) = match self.held.take() {
+                            Some(io) => io,
+                            None => {
+                                let io = self.stream.next_io();
+                                (io.write, io.file, io.offset, io.len)
+                            }
+                        };
+                        self.last_file = fi;
+                        if let Some(w) = self.rate_wait(now, write) {
+                            // Not yet: the same I/O goes when the rate allows it.
+                            self.held = Some((write, fi, offset, len));
+                            self.pending = Pending::Other;
+                            return ThreadOp::Sleep(w);
+                        }
+                        self.think_due += 1;
+                        if write {
+                            self.writes_since_sync += 1;
+                        }
+                        self.rate_issued[write as usize] += len;
+                        self.draw_poisson_gap(write);
+                        return self.issue(now, write, fi, offset, len);
+                    }
+                    if !self.inflight.is_empty() {
+                        self.pending = Pending::Reap;
+                        return ThreadOp::Reap { min: 1 };
+                    }
+                    self.step = Step::Drain;
+                }
+                Step::Drain => {
+                    self.finish(now);
+                    self.step = Step::EndFsync(0);
+                }
+                Step::EndFsync(i) => {
+                    if self.wrote && (self.job.end_fsync || self.job.fsync_on_close) && i < self.nfiles {
+                        self.step = Step::EndFsync(i + 1);
+                        self.pending = Pending::Other;
+                        return ThreadOp::Fsync { file: i, data: false };
+                    }
+                    self.step = Step::Close(0);
+                }
+                Step::Close(i) => {
+                    if i < self.nfiles {
+                        self.step = Step::Close(i + 1);
+                        self.pending = Pending::Other;
+                        return ThreadOp::Close(i);
+                    }
+                    self.step = Step::Done;
+                }
+                Step::Done => return ThreadOp::Exit,
+            }
+        }
+    }
+}
+
+/// The smallest block of direction `d` (0 read, 1 write): fio's `min_bs[ddir]`.
+fn min_bs_of(j: &Job, d: usize) -> u64 {
+    let mut m = j.bs[d];
+    if let Some(r) = &j.bsrange {
+        m = m.min(r[d].0);
+    }
+    if let Some(s) = &j.bssplit {
+        m = m.min(s[d].iter().map(|x| x.0).min().unwrap_or(m));
+    }
+    m.max(1)
+}
+
+/// Direction `d`'s rate limit in bytes/s (fio's `rate_bps`): `rate`, else `rate_iops`
+/// minimal blocks per second (`setup_rate`); 0 without a limit.
+fn rate_bps(j: &Job, d: usize) -> u64 {
+    if j.rate[d] > 0 { j.rate[d] } else { j.rate_iops[d] * min_bs_of(j, d) }
+}
+
+/// `rate_process=poisson`'s mean I/Os per second in direction `d`: fio's `rate_bps / min_bs`;
+/// 0 without a rate.
+pub fn poisson_iops(j: &Job, d: usize) -> u64 {
+    rate_bps(j, d) / min_bs_of(j, d)
+}
+
+/// Why a job cannot run as a [`JobThread`], if it cannot: a Poisson rate under one block
+/// per second (fio divides by zero there).
+pub fn check(j: &Job) -> Result<(), String> {
+    if j.rate_process == RateProcess::Poisson {
+        for d in 0..2 {
+            if (j.rate[d] > 0 || j.rate_iops[d] > 0) && poisson_iops(j, d) == 0 {
+                return Err("rate_process=poisson with a rate under one block per second (fio divides by zero)".into());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run `args`' first job to its end with an executor whose every I/O takes `io`:
+    /// blocking ones at once, queued ones reaped `io` after submission.
+    fn run(args: &[&str], io: Duration) -> JobResult {
+        let a: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let set = super::super::job::build(&super::super::jobfile::parse_args(&a, 1).unwrap()).unwrap();
+        let job = &set.jobs[0];
+        let (start, len) = job.file_region(0).unwrap();
+        let mut t = JobThread::new(job, 0, 0, vec![Region { start, len }], 1, 1);
+        let (mut now, mut outcome) = (Instant::ZERO, Outcome::None);
+        let mut queued: VecDeque<(u64, Instant)> = VecDeque::new();
+        for _ in 0..10_000_000 {
+            match t.next(now, std::mem::replace(&mut outcome, Outcome::None)) {
+                ThreadOp::Sleep(d) | ThreadOp::Spin(d) => now += d,
+                ThreadOp::Io { queued: false, len, .. } => {
+                    now += io;
+                    outcome = Outcome::Moved(len);
+                }
+                ThreadOp::Io { token, .. } => queued.push_back((token, now + io)),
+                ThreadOp::Reap { min } => {
+                    if let Some(&(_, at)) = queued.get((min as usize).max(1) - 1) {
+                        now = now.max(at);
+                    }
+                    let n = queued.iter().take_while(|q| q.1 <= now).count();
+                    outcome = Outcome::Reaped(Reaped::These(queued.drain(..n).map(|q| q.0).collect()));
+                }
+                ThreadOp::Open(_) | ThreadOp::Close(_) | ThreadOp::Fsync { .. } => {}
+                ThreadOp::Exit => return t.take_result().or_else(|| t.stop_result(now)).expect("a result"),
+            }
+            if let Some(r) = t.take_result() {
+                return r;
+            }
+        }
+        panic!("the job did not end");
+    }
+
+    fn ios(r: &JobResult) -> u64 {
+        r.dirs.iter().map(|d| d.total_ios).sum()
+    }
+
+    /// fio's `usec_for_io`: the limit counts bytes issued, in minimal blocks for
+    /// `rate_iops`, so queued I/Os count before they complete, and `ramp_time`'s end
+    /// restarts its clock and count (`reset_all_stats`): the measured part runs at the rate.
+    #[test]
+    fn the_rate_counts_issued_bytes_and_restarts_after_the_ramp() {
+        let base = ["--name=j", "--rw=randread", "--size=64m", "--runtime=2", "--time_based"];
+        fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+            [base, extra].concat()
+        }
+        // 100 per second for 2 s, however deep the queue and however fast the device.
+        let r = run(
+            &with(&base, &["--bs=4k", "--rate_iops=100", "--ioengine=libaio", "--direct=1", "--iodepth=16"]),
+            Duration::from_millis(1),
+        );
+        assert!((199..=201).contains(&ios(&r)), "{}", ios(&r));
+        // A ramp of 1 s first: still 100 per second in the measured 2 s, none banked.
+        let r = run(&with(&base, &["--bs=4k", "--rate_iops=100", "--ramp_time=1"]), Duration::from_millis(1));
+        assert!((199..=201).contains(&ios(&r)), "{}", ios(&r));
+        assert_eq!(r.runtime_us / 1000, 2000);
+        // With 16 KiB blocks beside 4 KiB ones, rate_iops counts 4 KiB blocks: 100 a second
+        // of them is 400 KiB/s, fewer I/Os.
+        let r = run(&with(&base, &["--bsrange=4k-16k", "--rate_iops=100"]), Duration::from_millis(1));
+        let bytes: u64 = r.dirs.iter().map(|d| d.io_bytes).sum();
+        assert!((790_000..=830_000).contains(&bytes), "{bytes} bytes in 2 s");
+        assert!(ios(&r) < 150, "{}", ios(&r));
+    }
+
+    /// Think time, `number_ios` and the periodic fsync, as the executor sees them.
+    #[test]
+    fn thinktime_number_ios_and_fsync_are_ops() {
+        let r = run(&["--name=j", "--rw=read", "--bs=4k", "--size=1m", "--number_ios=10"], Duration::from_millis(1));
+        assert_eq!(ios(&r), 10);
+        let r = run(
+            &["--name=j", "--rw=read", "--bs=4k", "--size=1m", "--thinktime=9000", "--runtime=1", "--time_based"],
+            Duration::from_millis(1),
+        );
+        assert!((99..=101).contains(&ios(&r)), "10 ms per I/O for 1 s: {}", ios(&r));
+        let r = run(&["--name=j", "--rw=write", "--bs=4k", "--size=64k", "--fsync=4"], Duration::from_millis(1));
+        assert_eq!(r.fsyncs, 4);
+    }
+}
