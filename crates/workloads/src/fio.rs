@@ -35,7 +35,7 @@ use crate::machine::{Finished, Machine, RunSpec};
 use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern};
 use iosched_benchmarks::fio::report::{DiskUtil, JobResult, Report};
 use iosched_benchmarks::fio::stream::Region;
-use iosched_benchmarks::fio::thread::{JobThread, Outcome as ThreadOutcome, Reaped, ThreadOp};
+use iosched_benchmarks::fio::thread::{JobThread, Outcome as ThreadOutcome, Reaped, Terminator, ThreadOp};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::trace::Trace;
 use iosched_core::{Instant, IoPrio};
@@ -84,6 +84,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
     let results: Shared<Vec<Option<JobResult>>> = Rc::new(RefCell::new(Vec::new()));
     let iologs: Shared<Vec<(usize, String, String)>> = Rc::new(RefCell::new(Vec::new()));
     let stopped_at: Shared<Option<Instant>> = Rc::new(RefCell::new(None));
+    let terminator: Shared<Terminator> = Rc::new(RefCell::new(Terminator::new(&cfg.jobs)));
     let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
     let ((), Finished { trace, sim, disk }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
         let root = sim.fs.root();
@@ -112,8 +113,10 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     r.len() - 1
                 };
                 let regions = files.iter().map(|f| Region { start: f.start, len: f.len }).collect();
+                let thread = JobThread::new(job, group, clone, regions, thread_number, cfg.machine.seed);
+                terminator.borrow_mut().add(&thread);
                 phases[phase].push_back(Worker {
-                    thread: JobThread::new(job, group, clone, regions, thread_number, cfg.machine.seed),
+                    thread,
                     prio: job.ioprio().unwrap_or(IoPrio::NONE),
                     files: files.iter().map(|f| f.id).collect(),
                     slot,
@@ -121,6 +124,9 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     iologs: iologs.clone(),
                     stopped_at: stopped_at.clone(),
                     reaping: false,
+                    terminator: terminator.clone(),
+                    number: thread_number as usize - 1,
+                    started: false,
                 });
             }
         }
@@ -324,6 +330,10 @@ struct Worker {
     stopped_at: Shared<Option<Instant>>,
     /// The last call was a reap: its outcome is the count the host returns.
     reaping: bool,
+    /// `exitall`: this thread's number among the run's, and whether it has started.
+    terminator: Shared<Terminator>,
+    number: usize,
+    started: bool,
 }
 
 impl Worker {
@@ -360,6 +370,9 @@ impl Program for Worker {
             (Some(d), false) => ThreadOutcome::Moved(d.bytes),
             (None, _) => ThreadOutcome::None,
         };
+        if !std::mem::replace(&mut self.started, true) {
+            self.terminator.borrow_mut().started(self.number);
+        }
         let op = self.thread.next(ctx.now, outcome);
         self.collect();
         match op {
@@ -375,7 +388,10 @@ impl Program for Worker {
                 SysOp::AioWait { min }
             }
             ThreadOp::Fsync { file, .. } => SysOp::Fsync { file: self.files[file] },
-            ThreadOp::Exit => SysOp::Exit,
+            ThreadOp::Exit => {
+                self.terminator.borrow_mut().ended(self.number);
+                SysOp::Exit
+            }
         }
     }
 }

@@ -134,6 +134,17 @@ pub enum RateProcess {
     Poisson,
 }
 
+/// `exit_what=`: which jobs a job's end terminates under `exitall` (fio's `TERMINATE_*`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs of its reporting group (`TERMINATE_GROUP`, the default).
+    Group,
+    /// Every job running then, in any group (`TERMINATE_STONEWALL`); later phases run.
+    Stonewall,
+    /// Every job, those not started yet too (`TERMINATE_ALL`).
+    All,
+}
+
 /// One job as its section (and the global sections above it) describe it. Sizes in bytes,
 /// times in microseconds, per-direction values as `[read, write, trim]`.
 #[derive(Clone, Debug, PartialEq)]
@@ -187,6 +198,10 @@ pub struct Job {
     pub rate: [u64; 3],
     pub rate_iops: [u64; 3],
     pub rate_process: RateProcess,
+    /// `exitall`: when any job sets it, each job's end terminates others (fio's global
+    /// `exitall_on_terminate`, set by `str_exitall_cb`), which ones by its `exit_what`.
+    pub exitall: bool,
+    pub exit_what: ExitWhat,
     pub numjobs: u32,
     pub group_reporting: bool,
     pub new_group: bool,
@@ -280,6 +295,8 @@ impl Job {
             rate: [0; 3],
             rate_iops: [0; 3],
             rate_process: RateProcess::Linear,
+            exitall: false,
+            exit_what: ExitWhat::Group,
             numjobs: 1,
             group_reporting: false,
             new_group: false,
@@ -403,6 +420,12 @@ pub struct JobSet {
 }
 
 impl JobSet {
+    /// Whether a job's end terminates others (`exitall` in any job: fio's option sets a
+    /// global).
+    pub fn exitall(&self) -> bool {
+        self.jobs.iter().any(|j| j.exitall)
+    }
+
     /// Every file the jobs use, each once (a name used twice is one file), in the order the
     /// jobs first name them, with the size the furthest of its clones' regions needs.
     /// `None` if a job's region is not in bytes ([`Job::file_region`]).
@@ -452,7 +475,6 @@ pub const REPORTING_ONLY: &[&str] = &[
     "stats",
     "unified_rw_reporting",
     "thread",
-    "exitall",
     "log_prio",
     "log_offset",
     "log_unix_epoch",
@@ -525,6 +547,8 @@ pub const MODELLED: &[&str] = &[
     "wait_for_previous",
     "startdelay",
     "wait_for",
+    "exitall",
+    "exit_what",
     "number_ios",
     "runtime",
     "timeout",
@@ -662,7 +686,7 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
     }
     let is_flag_opt = matches!(
         key,
-        "time_based" | "norandommap" | "group_reporting" | "new_group" | "stonewall" | "wait_for_previous"
+        "time_based" | "norandommap" | "group_reporting" | "new_group" | "stonewall" | "wait_for_previous" | "exitall"
     );
     if is_flag_opt {
         let on = match &o.value {
@@ -674,6 +698,7 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
             "norandommap" => job.norandommap = on,
             "group_reporting" => job.group_reporting = on,
             "new_group" => job.new_group = on,
+            "exitall" => job.exitall = on,
             _ => job.stonewall = on,
         }
         return Ok(());
@@ -839,6 +864,14 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
                 "linear" => RateProcess::Linear,
                 "poisson" => RateProcess::Poisson,
                 _ => return Err(bad(format!("`{v}`: expected linear or poisson"))),
+            }
+        }
+        "exit_what" => {
+            job.exit_what = match v {
+                "group" => ExitWhat::Group,
+                "stonewall" => ExitWhat::Stonewall,
+                "all" => ExitWhat::All,
+                _ => return Err(bad(format!("`{v}`: expected group, stonewall or all"))),
             }
         }
         "numjobs" => job.numjobs = u32_in(1, 4096)?,

@@ -34,12 +34,13 @@
 //!   issued ([`JobThread::take_iolog`]).
 
 use super::iolog::{Action, Iolog, Issued, write_v3};
-use super::job::{Job, RateProcess};
+use super::job::{ExitWhat, Job, JobSet, RateProcess};
 use super::report::{DirStats, JobResult, Sample, depth_bucket};
 use super::stream::{JobStream, Region};
 use iosched_core::{Duration, Instant, Rng};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the thread asks its executor to do next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,7 +147,9 @@ pub struct JobThread {
     stats: [DirStats; 2],
     fsyncs: u64,
     think_due: u32,
-    think_sleep: Option<Duration>,
+    /// What is left of a sleep (fio's `usec_sleep` sleeps at most about a second at a
+    /// time and stops when the thread is terminated).
+    sleep_left: Option<Duration>,
     /// The I/O chosen but held back by the rate limit.
     held: Option<(bool, usize, u64, u64)>,
     /// The rate limit's clock and count (fio's `td->start` and `rate_io_issue_bytes`):
@@ -175,6 +178,8 @@ pub struct JobThread {
     thread_number: u64,
     /// Set by [`JobThread::stop_issuing`]: no more I/O; what is queued is reaped.
     stopping: bool,
+    /// Set by another thread's end under `exitall` ([`Terminator`]): as `stopping`.
+    terminated: Arc<AtomicBool>,
     result: Option<JobResult>,
 }
 
@@ -216,7 +221,7 @@ impl JobThread {
             stats: Default::default(),
             fsyncs: 0,
             think_due: 0,
-            think_sleep: None,
+            sleep_left: None,
             held: None,
             rate_from: Instant::ZERO,
             rate_issued: [0; 2],
@@ -234,6 +239,7 @@ impl JobThread {
             samples: job.logs_samples().then(Vec::new),
             thread_number,
             stopping: false,
+            terminated: Arc::new(AtomicBool::new(false)),
             result: None,
         }
     }
@@ -262,6 +268,16 @@ impl JobThread {
     /// end the job as if its limit was reached.
     pub fn stop_issuing(&mut self) {
         self.stopping = true;
+    }
+
+    /// The flag that terminates this thread (fio's `td->terminate`), for a [`Terminator`].
+    pub fn terminate_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.terminated)
+    }
+
+    /// Stopped, by the executor or by another job's end.
+    fn stopped(&self) -> bool {
+        self.stopping || self.terminated.load(Ordering::Relaxed)
     }
 
     /// A queued I/O that failed: no longer in flight, and not counted (the executor
@@ -304,7 +320,7 @@ impl JobThread {
     }
 
     fn more_to_issue(&self, now: Instant) -> bool {
-        if self.stopping || self.out_of_time(now) {
+        if self.stopped() || self.out_of_time(now) {
             return false;
         }
         if let Some((log, next)) = &self.replay {
@@ -343,8 +359,7 @@ impl JobThread {
             if us == 0 {
                 return self.replay_step(now);
             }
-            self.pending = Pending::Other;
-            return Some(ThreadOp::Sleep(Duration::from_micros(us)));
+            return Some(self.sleep(Duration::from_micros(us)));
         }
         let due = self.last_issue
             + Duration::from_micros(log.delay_us(next, self.job.replay_time_scale, self.job.replay_no_stall));
@@ -356,9 +371,9 @@ impl JobThread {
                     self.pending = Pending::Reap;
                     return Some(ThreadOp::Reap { min: 0 });
                 }
-                return Some(ThreadOp::Sleep((due - now).min(REPLAY_REAP_STEP)));
+                return Some(self.sleep((due - now).min(REPLAY_REAP_STEP)));
             }
-            return Some(ThreadOp::Sleep(due - now));
+            return Some(self.sleep(due - now));
         }
         match e.action {
             Action::Sync | Action::Datasync => {
@@ -463,9 +478,10 @@ impl JobThread {
     /// (`1000000 / iops`, an integer) times `-ln(U)`, truncated to microseconds.
     fn draw_poisson_gap(&mut self, write: bool) {
         let d = write as usize;
-        if self.job.rate[d] == 0 && self.job.rate_iops[d] == 0 {
+        if self.poisson.is_none() || (self.job.rate[d] == 0 && self.job.rate_iops[d] == 0) {
             return;
         }
+        // Not zero: `check` refuses a Poisson rate under one block per second.
         let per_io_us = 1_000_000 / poisson_iops(&self.job, d);
         let Some(p) = &mut self.poisson else { return };
         // U in (0, 1]: -ln(U) is finite.
@@ -494,6 +510,16 @@ impl JobThread {
             samples: self.samples.take().unwrap_or_default(),
             number: self.thread_number,
         });
+    }
+
+    /// Sleep `d`, as fio's `usec_sleep` does: a second and the part of `d` under a
+    /// second at most at a time, the rest after it unless the thread is stopped by then.
+    fn sleep(&mut self, d: Duration) -> ThreadOp {
+        const SECOND: Duration = Duration::from_secs(1);
+        let now = if d < SECOND { d } else { SECOND + Duration::from_nanos((d.as_nanos() % 1_000_000_000) as u64) };
+        self.sleep_left = (d > now).then(|| d - now);
+        self.pending = Pending::Other;
+        ThreadOp::Sleep(now)
     }
 
     /// The next op, given the time and how the last one ended (see the module's call
@@ -535,12 +561,16 @@ impl JobThread {
             Pending::None | Pending::Other => {}
         }
         loop {
+            if let Some(d) = self.sleep_left.take()
+                && !self.stopped()
+            {
+                return self.sleep(d);
+            }
             match self.step {
                 Step::Start => {
                     self.step = Step::Open(0);
-                    if self.job.startdelay_us > 0 && !self.stopping {
-                        self.pending = Pending::Other;
-                        return ThreadOp::Sleep(Duration::from_micros(self.job.startdelay_us));
+                    if self.job.startdelay_us > 0 && !self.stopped() {
+                        return self.sleep(Duration::from_micros(self.job.startdelay_us));
                     }
                 }
                 Step::Open(i) => {
@@ -556,23 +586,19 @@ impl JobThread {
                 }
                 Step::Run => {
                     self.end_ramp(now);
-                    if let Some(d) = self.think_sleep.take() {
-                        self.pending = Pending::Other;
-                        return ThreadOp::Sleep(d);
-                    }
-                    if self.job.thinktime_us > 0 && self.think_due >= self.job.thinktime_blocks && !self.stopping {
+                    if self.job.thinktime_us > 0 && self.think_due >= self.job.thinktime_blocks && !self.stopped() {
                         self.think_due = 0;
                         let spin = Duration::from_micros(self.job.thinktime_spin_us);
                         let rest = Duration::from_micros(self.job.thinktime_us - self.job.thinktime_spin_us);
                         self.pending = Pending::Other;
                         if spin > Duration::ZERO {
-                            self.think_sleep = (rest > Duration::ZERO).then_some(rest);
+                            self.sleep_left = (rest > Duration::ZERO).then_some(rest);
                             return ThreadOp::Spin(spin);
                         }
-                        return ThreadOp::Sleep(rest);
+                        return self.sleep(rest);
                     }
                     if self.replay.is_some() {
-                        if self.out_of_time(now) || self.stopping {
+                        if self.out_of_time(now) || self.stopped() {
                             self.replay = None;
                         } else if let Some(op) = self.replay_step(now) {
                             return op;
@@ -588,7 +614,7 @@ impl JobThread {
                     if sync_every > 0
                         && self.writes_since_sync >= sync_every as u64
                         && self.inflight.is_empty()
-                        && !self.stopping
+                        && !self.stopped()
                     {
                         self.writes_since_sync = 0;
                         self.pending = Pending::Fsync;
@@ -610,8 +636,7 @@ impl JobThread {
                         if let Some(w) = self.rate_wait(now, write) {
                             // Not yet: the same I/O goes when the rate allows it.
                             self.held = Some((write, fi, offset, len));
-                            self.pending = Pending::Other;
-                            return ThreadOp::Sleep(w);
+                            return self.sleep(w);
                         }
                         self.think_due += 1;
                         if write {
@@ -648,6 +673,71 @@ impl JobThread {
                     self.step = Step::Done;
                 }
                 Step::Done => return ThreadOp::Exit,
+            }
+        }
+    }
+}
+
+/// `exitall`: which job threads a thread's end terminates (fio's `fio_terminate_threads`,
+/// called at the end of `thread_main`), for either executor to consult as its threads
+/// start and end. Threads are numbered in job order, clones included, as [`JobSet`]'s
+/// jobs expand.
+#[derive(Debug)]
+pub struct Terminator {
+    exitall: bool,
+    threads: Vec<Tracked>,
+}
+
+#[derive(Debug)]
+struct Tracked {
+    groupid: u32,
+    exit_what: ExitWhat,
+    flag: Arc<AtomicBool>,
+    running: bool,
+    ended: bool,
+}
+
+impl Terminator {
+    /// For `jobs`; nothing is terminated unless a job sets `exitall`.
+    pub fn new(jobs: &JobSet) -> Terminator {
+        Terminator { exitall: jobs.exitall(), threads: Vec::new() }
+    }
+
+    /// Track thread `t` (the next number).
+    pub fn add(&mut self, t: &JobThread) {
+        let j = t.job();
+        self.threads.push(Tracked {
+            groupid: t.groupid,
+            exit_what: j.exit_what,
+            flag: t.terminate_flag(),
+            running: false,
+            ended: false,
+        });
+    }
+
+    /// Thread `i` has started.
+    pub fn started(&mut self, i: usize) {
+        self.threads[i].running = true;
+    }
+
+    /// Thread `i` has ended: under `exitall`, terminate what its `exit_what` names — its
+    /// reporting group's threads, every thread running now, or every thread.
+    pub fn ended(&mut self, i: usize) {
+        let me = &mut self.threads[i];
+        me.running = false;
+        me.ended = true;
+        if !self.exitall {
+            return;
+        }
+        let (group, what) = (me.groupid, me.exit_what);
+        for t in &self.threads {
+            let hit = match what {
+                ExitWhat::Group => t.groupid == group,
+                ExitWhat::Stonewall => t.running,
+                ExitWhat::All => true,
+            };
+            if hit && !t.ended {
+                t.flag.store(true, Ordering::Relaxed);
             }
         }
     }

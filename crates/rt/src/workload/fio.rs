@@ -32,7 +32,7 @@ use crate::sys::{ALIGN, IoBuf};
 use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern};
 use iosched_benchmarks::fio::report::{JobResult, Report};
 use iosched_benchmarks::fio::stream::Region;
-use iosched_benchmarks::fio::thread::{JobThread, Outcome, Reaped, ThreadOp};
+use iosched_benchmarks::fio::thread::{JobThread, Outcome, Reaped, Terminator, ThreadOp};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::Op;
 use std::collections::{BTreeMap, HashMap};
@@ -102,6 +102,8 @@ fn check(j: &Job) -> Result<(), Error> {
 /// reporting group, phase and `wait_for`.
 struct Thread {
     thread: JobThread,
+    /// Its number among the run's threads, from 0 (for the `exitall` [`Terminator`]).
+    number: usize,
     bases: Vec<u64>,
     phase: u32,
     prio: Option<iosched_core::IoPrio>,
@@ -147,6 +149,11 @@ struct JobRun {
     handle: Handle,
     epoch: Instant,
     stop: Arc<AtomicBool>,
+}
+
+/// A lock, whoever panicked holding it before.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn now_of(epoch: Instant) -> iosched_core::Instant {
@@ -362,6 +369,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
             };
             threads.push(Thread {
                 thread: JobThread::new(job, jobs.groups[ji], clone, regions, number, seed),
+                number: number as usize - 1,
                 bases,
                 phase: jobs.phases[ji],
                 prio: job.ioprio(),
@@ -396,6 +404,10 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
     let mut failure: Option<IoError> = None;
     let mut iologs = Vec::new();
     let running: Running = (Mutex::new(HashMap::new()), Condvar::new());
+    let terminator = Mutex::new(Terminator::new(jobs));
+    for t in &threads {
+        lock(&terminator).add(&t.thread);
+    }
     let phases: std::collections::BTreeSet<u32> = threads.iter().map(|t| t.phase).collect();
     let mut waiting = threads;
     for phase in phases {
@@ -417,6 +429,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
                     }
                     handle.set_unplug(true);
                     let running = &running;
+                    let terminator = &terminator;
                     let stop = Arc::clone(&ctl.stop);
                     s.spawn(move || {
                         let name = t.thread.job().name.clone();
@@ -439,7 +452,9 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
                         };
                         let job =
                             Arc::new(JobRun { state: Mutex::new(state), wake: Condvar::new(), handle, epoch, stop });
+                        lock(terminator).started(t.number);
                         let err = drive(&job);
+                        lock(terminator).ended(t.number);
                         // The completion callbacks hold the job until they have run.
                         while Arc::strong_count(&job) > 1 {
                             std::thread::yield_now();

@@ -329,3 +329,31 @@ fn number_ios_ends_a_job_early() {
     assert_eq!(ios(&["--number_ios=100", "--loops=2"]), 200);
     assert_eq!(ios(&["--number_ios=1000"]), 256, "1 MiB of 4 KiB blocks comes first");
 }
+
+/// `exitall`: a job's end terminates what its `exit_what` names — its reporting group's
+/// jobs (`group`, the default), every job running then (`stonewall`), or every job, later
+/// phases too (`all`); without `exitall` nothing is terminated.
+#[test]
+fn exitall_terminates_what_exit_what_names() {
+    let m = Machine::new("ide-2003", 256 << 20, "p4-ht", 1).with_host("linux-2.6");
+    // A 1 s job and a 10 s job in its group, a 10 s job in the next group, and a 1 s job
+    // behind a stonewall: the runtimes in ms.
+    let runtimes = |global: &[&str], what: &str| -> Vec<u64> {
+        let mut args: Vec<&str> = global.to_vec();
+        args.extend(["--rw=randread", "--size=64m", "--direct=1", "--time_based"]);
+        let what = format!("--exit_what={what}");
+        args.extend(["--name=short", "--runtime=1", what.as_str(), "--name=long", "--runtime=10"]);
+        args.extend(["--name=other", "--new_group", "--runtime=10", "--name=later", "--stonewall", "--runtime=1"]);
+        let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: false };
+        run(&spec("deadline"), &cfg).unwrap().report.jobs.iter().map(|j| j.runtime_us / 1000).collect()
+    };
+    let about = |ms: u64, want: u64| ms.abs_diff(want) < 100;
+    let r = runtimes(&[], "all");
+    assert!(about(r[1], 10_000) && about(r[2], 10_000) && about(r[3], 1000), "without exitall: {r:?}");
+    let r = runtimes(&["--exitall"], "group");
+    assert!(about(r[1], 1000) && about(r[2], 10_000), "group: {r:?}");
+    let r = runtimes(&["--exitall"], "stonewall");
+    assert!(about(r[1], 1000) && about(r[2], 1000) && about(r[3], 1000), "stonewall: {r:?}");
+    let r = runtimes(&["--exitall"], "all");
+    assert!(about(r[1], 1000) && about(r[2], 1000) && r[3] == 0, "all: the later phase never runs: {r:?}");
+}
