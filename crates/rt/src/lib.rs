@@ -9,7 +9,7 @@
 //! `preadv`/`pwritev` when io_uring is unavailable. On top: emulated rotating-disk timing
 //! ([`emulate`]), per-block data verification ([`verify`]), queue-input recording for
 //! replay, safety rules for targets ([`target`]) and the real-I/O workloads
-//! ([`workload`]: tiobench, readmany, a fio-like load).
+//! ([`workload`]: tiobench, readmany, fio job files and a fio-like load of a few flags).
 //!
 //! What it is not: a scheduler (the policies live in `iosched-policies`) or a page cache;
 //! it never buffers data — every request reaches the target with O_DIRECT.

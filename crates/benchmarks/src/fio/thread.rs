@@ -259,6 +259,22 @@ impl JobThread {
         self.job.ioengine.is_async() && self.job.direct
     }
 
+    /// How many I/Os the thread will issue, if that is known before it runs: its bytes
+    /// over its smallest block (its log's entries, for a replay); `None` for a job that
+    /// runs for a time or whose block sizes vary.
+    pub fn planned_ios(&self) -> Option<u64> {
+        if let Some((log, _)) = &self.replay {
+            return Some(log.entries.len() as u64);
+        }
+        let j = &self.job;
+        let fixed = j.bsrange.is_none() && j.bssplit.is_none() && j.bs[0] == j.bs[1];
+        if j.time_based || j.runtime_us > 0 || !fixed {
+            return None;
+        }
+        let ios = self.target_bytes.div_ceil(j.bs[0].max(1));
+        Some(if j.number_ios > 0 { ios.min(j.number_ios.saturating_mul(j.loops as u64)) } else { ios })
+    }
+
     /// How many queued I/Os have not been reaped.
     pub fn in_flight(&self) -> usize {
         self.inflight.len()

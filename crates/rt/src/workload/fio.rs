@@ -37,7 +37,7 @@ use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::Op;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -139,6 +139,8 @@ struct Driven {
     handoff: Option<ThreadOp>,
     /// A blocking I/O's result.
     sync: Option<Result<u32, IoError>>,
+    /// Buffers back from completed I/Os, for the next ones (the data is not looked at).
+    bufs: Vec<IoBuf>,
     error: Option<IoError>,
 }
 
@@ -149,6 +151,8 @@ struct JobRun {
     handle: Handle,
     epoch: Instant,
     stop: Arc<AtomicBool>,
+    /// The run's completed I/Os, for the progress display.
+    done: Arc<AtomicU64>,
 }
 
 /// A lock, whoever panicked holding it before.
@@ -171,18 +175,28 @@ impl Driven {
 /// its next reap); a blocking one's result is for the job's thread.
 fn submit(job: &Arc<JobRun>, d: &mut Driven, io: ThreadOp) {
     let ThreadOp::Io { write, file, offset, len, queued, token } = io else { unreachable!("an I/O") };
-    let mut buf = IoBuf::new(len as usize);
-    buf.fill(0xa5);
+    let buf = match d.bufs.iter().rposition(|b| b.len() == len as usize) {
+        Some(i) => d.bufs.swap_remove(i),
+        None => {
+            let mut b = IoBuf::new(len as usize);
+            b.fill(0xa5);
+            b
+        }
+    };
     let op = if write { Op::Write } else { Op::Read };
     let j = Arc::clone(job);
     let sent = job.handle.submit(op, d.bases[file] + offset, buf, move |c: Completion| {
         let mut d = j.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = c.buf {
+            d.bufs.push(b);
+        }
         if !queued {
             d.sync = Some(c.result);
             j.wake.notify_all();
             return;
         }
         d.ended += 1;
+        j.done.fetch_add(1, Ordering::Relaxed);
         match c.result {
             Ok(_) => d.done.push(token),
             Err(e) => {
@@ -192,8 +206,10 @@ fn submit(job: &Arc<JobRun>, d: &mut Driven, io: ThreadOp) {
         }
         if d.parked && d.ended >= d.min {
             d.parked = false;
-            let op = reaped(&j, &mut d);
-            step(&j, &mut d, op);
+            // One clock reading for the reap and the submissions it leads to.
+            let now = now_of(j.epoch);
+            let op = reaped(&j, &mut d, now);
+            step(&j, &mut d, op, now);
         }
     });
     if let Err(e) = sent {
@@ -207,18 +223,19 @@ fn submit(job: &Arc<JobRun>, d: &mut Driven, io: ThreadOp) {
 }
 
 /// Give the machine the completions so far (a reap's outcome); its next op.
-fn reaped(job: &JobRun, d: &mut Driven) -> ThreadOp {
+fn reaped(job: &JobRun, d: &mut Driven, now: iosched_core::Instant) -> ThreadOp {
     if job.stop.load(Ordering::Relaxed) {
         d.thread.stop_issuing();
     }
     let done = std::mem::take(&mut d.done);
     d.ended = 0;
-    d.thread.next(now_of(job.epoch), Outcome::Reaped(Reaped::These(done)))
+    d.thread.next(now, Outcome::Reaped(Reaped::These(done)))
 }
 
 /// Carry out the machine's ops that do not block — submissions, and reaps that wait —
-/// from `op` on; hand any other op to the job's thread.
-fn step(job: &Arc<JobRun>, d: &mut Driven, mut op: ThreadOp) {
+/// from `op` on, at `now` (a submission's latency starts at the reading that led to it,
+/// microseconds early at most); hand any other op to the job's thread.
+fn step(job: &Arc<JobRun>, d: &mut Driven, mut op: ThreadOp, now: iosched_core::Instant) {
     loop {
         match op {
             ThreadOp::Io { queued: true, .. } => {
@@ -226,14 +243,14 @@ fn step(job: &Arc<JobRun>, d: &mut Driven, mut op: ThreadOp) {
                 if job.stop.load(Ordering::Relaxed) {
                     d.thread.stop_issuing();
                 }
-                op = d.thread.next(now_of(job.epoch), Outcome::None);
+                op = d.thread.next(now, Outcome::None);
             }
             ThreadOp::Reap { min } if d.ended < min => {
                 d.parked = true;
                 d.min = min;
                 return;
             }
-            ThreadOp::Reap { .. } => op = reaped(job, d),
+            ThreadOp::Reap { .. } => op = reaped(job, d, now),
             other => {
                 d.handoff = Some(other);
                 job.wake.notify_all();
@@ -278,7 +295,10 @@ fn drive(job: &Arc<JobRun>) -> Option<IoError> {
                     d = job.wake.wait(d).unwrap_or_else(|e| e.into_inner());
                 }
                 outcome = match d.sync.take().expect("waited") {
-                    Ok(n) => Outcome::Moved(n as u64),
+                    Ok(n) => {
+                        job.done.fetch_add(1, Ordering::Relaxed);
+                        Outcome::Moved(n as u64)
+                    }
                     Err(IoError::Stopped) if d.error.is_some() => Outcome::Failed,
                     Err(e) => {
                         d.fail(e);
@@ -298,7 +318,7 @@ fn drive(job: &Arc<JobRun>) -> Option<IoError> {
                 // Submissions and reaps: stepped here until an op that blocks comes back,
                 // by this thread or by a completion on the dispatcher thread.
                 let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
-                step(job, &mut d, queued_or_reap);
+                step(job, &mut d, queued_or_reap, now_of(job.epoch));
                 while d.handoff.is_none() {
                     d = job.wake.wait_timeout(d, STOP_POLL).unwrap_or_else(|e| e.into_inner()).0;
                     if job.stop.load(Ordering::Relaxed) {
@@ -328,6 +348,10 @@ pub struct FioRun {
     /// Each `write_iolog=`: (the path as the job gives it, the log's text, fio iolog v3),
     /// in job order; the caller writes them.
     pub iologs: Vec<(String, String)>,
+    /// The jobs' wall time (the target's opening and layout not counted), and the
+    /// process's CPU time in it.
+    pub wall: Duration,
+    pub cpu: Duration,
 }
 
 /// Run `jobs` on `path` with the scheduler in `opts`; `seed` is the run's (fio's
@@ -400,6 +424,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
         disk: None,
     };
     let epoch = Instant::now();
+    let cpu0 = crate::sys::process_cpu_time();
     let mut results: Vec<JobResult> = Vec::new();
     let mut failure: Option<IoError> = None;
     let mut iologs = Vec::new();
@@ -413,6 +438,8 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
     for phase in phases {
         let group: Vec<Thread>;
         (group, waiting) = waiting.into_iter().partition(|t| t.phase == phase);
+        let done = Arc::new(AtomicU64::new(0));
+        let planned = group.iter().map(|t| t.thread.planned_ios()).sum::<Option<u64>>();
         {
             let mut r = running.0.lock().unwrap_or_else(|e| e.into_inner());
             for t in &group {
@@ -431,6 +458,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
                     let running = &running;
                     let terminator = &terminator;
                     let stop = Arc::clone(&ctl.stop);
+                    let done = Arc::clone(&done);
                     s.spawn(move || {
                         let name = t.thread.job().name.clone();
                         if let Some(waitee) = t.thread.job().wait_for.clone() {
@@ -448,18 +476,22 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
                             ended: 0,
                             handoff: None,
                             sync: None,
+                            bufs: Vec::new(),
                             error: None,
                         };
-                        let job =
-                            Arc::new(JobRun { state: Mutex::new(state), wake: Condvar::new(), handle, epoch, stop });
+                        let job = Arc::new(JobRun {
+                            state: Mutex::new(state),
+                            wake: Condvar::new(),
+                            handle,
+                            epoch,
+                            stop,
+                            done,
+                        });
                         lock(terminator).started(t.number);
                         let err = drive(&job);
                         lock(terminator).ended(t.number);
                         // The completion callbacks hold the job until they have run.
-                        while Arc::strong_count(&job) > 1 {
-                            std::thread::yield_now();
-                        }
-                        let Ok(job) = Arc::try_unwrap(job) else { unreachable!("no callback outstanding") };
+                        let job = super::take_when_released(job);
                         let mut thread = job.state.into_inner().unwrap_or_else(|e| e.into_inner()).thread;
                         let result = thread.take_result().or_else(|| thread.stop_result(now_of(epoch)));
                         let iolog = thread.take_iolog();
@@ -472,6 +504,19 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
                     })
                 })
                 .collect();
+            // Progress for the caller, about every 200 ms (`total`: the I/Os the phase's
+            // jobs issue, unless one runs for a time).
+            let mut last = Instant::now();
+            while !handles.iter().all(|h| h.is_finished()) {
+                std::thread::sleep(Duration::from_millis(20));
+                if let Some(cb) = &ctl.progress
+                    && last.elapsed() >= Duration::from_millis(200)
+                {
+                    last = Instant::now();
+                    let what = format!("{label} fio phase {}", phase + 1);
+                    cb(super::Tick { what: &what, done: done.load(Ordering::Relaxed), total: planned });
+                }
+            }
             handles.into_iter().map(|h| h.join().expect("fio job thread")).collect()
         });
         for (r, log, e) in done {
@@ -490,5 +535,6 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
         None if ctl.stopped() => Ended::Interrupted,
         None => Ended::Complete,
     };
-    Ok(FioRun { report: report(results), runtime: target.close()?, ended, iologs })
+    let (wall, cpu) = (epoch.elapsed(), crate::sys::process_cpu_time().saturating_sub(cpu0));
+    Ok(FioRun { report: report(results), runtime: target.close()?, ended, iologs, wall, cpu })
 }

@@ -1,32 +1,25 @@
-//! A fio-like load for comparing the runtime with fio: jobs of `iodepth` requests in
-//! flight each (fio's io_uring engine with `iodepth=N`; one job, or one per I/O priority
-//! with `prios`, as fio's per-job `prioclass`/`prio`), `rw` = read, write, randread,
-//! randwrite or randrw (each request a read with probability `rwmixread` %, else a
-//! write: the mix where a scheduler's read/write policy shows), `bs` bytes, over the
-//! first `size` bytes of the target, for `runtime`
-//! (time_based) — or, without a runtime, `size` bytes of I/O per job (fio's default
-//! `io_size`: one pass in sequential modes, as many random blocks in random modes).
+//! A fio-like load for comparing the runtime with fio, given by a few flags instead of a
+//! job file: jobs of `iodepth` requests in flight each (fio's io_uring engine with
+//! `iodepth=N`; one job, or one per I/O priority with `prios`, as fio's per-job
+//! `prioclass`/`prio`), `rw` = read, write, randread, randwrite or randrw (each request a
+//! read with probability `rwmixread` %, else a write), `bs` bytes, over the first `size`
+//! bytes of the target, for `runtime` (time_based) — or, without a runtime, `size` bytes
+//! of I/O per job (fio's default `io_size`: one pass in sequential modes, as many random
+//! blocks in random modes). Random offsets are uniform with replacement (fio's
+//! `norandommap`).
 //!
-//! Read modes open the target with [`Options::lay_out`]: the part of the data area the
-//! open creates (a new target, or one grown to `size`) is written once first, as fio lays
-//! out a new file, because a filesystem reads never-written space back as zeros without
-//! touching the device and the run would measure nothing.
-//!
-//! It uses the callback API: each completion callback (on the dispatcher thread)
-//! submits the next request, so no thread hop sits between a completion and the next
-//! submission — the same shape as fio's reap-then-submit loop. Random offsets are
-//! uniform with replacement (fio's `norandommap`), from an independent stream per job.
-//! An error in any job stops them all.
+//! It is a job set for [`super::fio`]: the flags become fio job options (the jobs share
+//! one file, the target's first `size` bytes), the fio executor runs them, and its report
+//! is summed up here. Read modes lay the target out first, as fio lays out a new file.
 
-use super::{Control, Ended, Rng};
-use crate::error::{Error, IoError};
-use crate::runtime::{Completion, Handle, Options, Report, Target, quantile_us};
-use crate::sys::{ALIGN, IoBuf};
-use iosched_core::{IoPrio, Op};
+use super::{Control, Ended};
+use crate::error::Error;
+use crate::runtime::{Options, Report, quantile_us};
+use crate::sys::ALIGN;
+use iosched_core::IoPrio;
 use serde::Serialize;
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// fio's `rw`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -158,245 +151,91 @@ impl Config {
     }
 }
 
-struct State {
-    handle: Handle,
-    rw: Rw,
-    rwmixread: u32,
-    bs: u64,
-    blocks: u64,
-    rng: Rng,
-    next_seq: u64,
-    /// Without a runtime: blocks still to issue.
-    left: Option<u64>,
-    deadline: Option<Instant>,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-    inflight: u32,
-    ios: u64,
-    /// Latencies of completed reads and of completed writes, ns.
-    lat_read: Vec<u32>,
-    lat_write: Vec<u32>,
-    error: Option<IoError>,
-    /// Set by any job's error: every job stops submitting.
-    failed: Arc<std::sync::atomic::AtomicBool>,
-    /// Completions of all jobs (for the progress line).
-    done: Arc<std::sync::atomic::AtomicU64>,
-    /// When this job's last request completed.
-    end: Option<Instant>,
-}
-
-type Shared = Arc<(Mutex<State>, Condvar)>;
-
-/// Submit the job's next request, unless it is done. `now` is a fresh clock reading; from
-/// a completion callback it is the completion's own, so a request costs one clock read,
-/// not three (the clock was 4 % of the runtime's CPU in profiles). The new request's
-/// latency then starts a little before its submission: the rest of the callback runs in
-/// between (microseconds; once per doubling of the latency log, a copy of it).
-fn submit_next(sh: &Shared, st: &mut State, buf: IoBuf, now: Instant) {
-    let expired = st.deadline.is_some_and(|d| now >= d);
-    let exhausted = st.left == Some(0);
-    let stopped = st.stop.load(std::sync::atomic::Ordering::Relaxed);
-    // `failed` is set with every job's first error, this one's included.
-    if expired || exhausted || stopped || st.failed.load(std::sync::atomic::Ordering::Relaxed) {
-        return;
-    }
-    if let Some(l) = &mut st.left {
-        *l -= 1;
-    }
-    // The direction is drawn before the offset.
-    let op = match st.rw {
-        Rw::Read | Rw::RandRead => Op::Read,
-        Rw::Write | Rw::RandWrite => Op::Write,
-        Rw::RandRw => {
-            if st.rng.below(100) < st.rwmixread as u64 {
-                Op::Read
-            } else {
-                Op::Write
+impl Config {
+    /// The fio job options of this load (`--name=…` first), seeded by `seed`.
+    pub fn job_options(&self) -> Vec<String> {
+        let rw = format!("{:?}", self.rw).to_lowercase();
+        let prios: Vec<Option<IoPrio>> =
+            if self.prios.is_empty() { vec![None] } else { self.prios.iter().map(|&p| Some(p)).collect() };
+        let mut out = Vec::new();
+        for (j, prio) in prios.iter().enumerate() {
+            out.push(format!("--name=job{j}"));
+            out.extend([
+                "--filename=fio-like".to_string(),
+                format!("--rw={rw}"),
+                format!("--bs={}", self.bs),
+                format!("--size={}", self.size),
+                "--direct=1".into(),
+                "--ioengine=io_uring".into(),
+                format!("--iodepth={}", self.iodepth),
+                "--norandommap".into(),
+                // Each job its own stream, from the run's seed.
+                "--randrepeat=0".into(),
+                format!("--randseed={}", self.seed.wrapping_add(j as u64)),
+            ]);
+            if self.rw == Rw::RandRw {
+                out.push(format!("--rwmixread={}", self.rwmixread));
+            }
+            if let Some(r) = self.runtime {
+                out.push(format!("--runtime={}us", r.as_micros().max(1)));
+                out.push("--time_based".into());
+            }
+            if let Some(p) = prio {
+                let class = match p.class {
+                    iosched_core::IoClass::RealTime => 1,
+                    iosched_core::IoClass::Idle => 3,
+                    _ => 2,
+                };
+                out.push(format!("--prioclass={class}"));
+                out.push(format!("--prio={}", p.level));
             }
         }
-    };
-    let b = match st.rw {
-        Rw::RandRead | Rw::RandWrite | Rw::RandRw => st.rng.below(st.blocks),
-        Rw::Read | Rw::Write => {
-            let b = st.next_seq;
-            st.next_seq = (b + 1) % st.blocks;
-            b
-        }
-    };
-    let t0 = now;
-    let sh2 = Arc::clone(sh);
-    let r = st.handle.submit(op, b * st.bs, buf, move |c: Completion| {
-        on_done(&sh2, c, t0, op);
-    });
-    match r {
-        Ok(()) => st.inflight += 1,
-        Err(e) => {
-            st.error = Some(e);
-            st.failed.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-}
-
-fn on_done(sh: &Shared, c: Completion, t0: Instant, op: Op) {
-    let (m, cv) = &**sh;
-    let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
-    st.inflight -= 1;
-    // One clock read per completion: the latency's end and the job's last completion.
-    let now = Instant::now();
-    st.end = Some(now);
-    match c.result {
-        Ok(_) => {
-            st.ios += 1;
-            st.done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let ns = now.saturating_duration_since(t0).as_nanos().min(u32::MAX as u128) as u32;
-            if op == Op::Read {
-                st.lat_read.push(ns);
-            } else {
-                st.lat_write.push(ns);
-            }
-            if let Some(buf) = c.buf {
-                submit_next(sh, &mut st, buf, now);
-            }
-        }
-        Err(e) => {
-            if st.error.is_none() {
-                st.error = Some(e);
-            }
-            st.failed.store(true, std::sync::atomic::Ordering::Relaxed);
-        }
-    }
-    if st.inflight == 0 {
-        cv.notify_all();
+        out
     }
 }
 
 /// Run the load on `path` with the scheduler in `opts`.
 pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Result<(Result_, Ended), Error> {
+    use iosched_benchmarks::fio::{job, jobfile};
     cfg.validate()?;
     if opts.size.is_none() {
         opts.size = Some(cfg.size);
     }
-    opts.lay_out = cfg.rw.reads();
-    // A mode that only reads writes nothing to a block device (not even the marker).
-    opts.writes = cfg.rw.writes();
     let label = opts.sched.text.clone();
-    let target = Target::open(path, opts)?;
-    if target.info().data_len < cfg.size {
-        return Err(Error(format!(
-            "{}: data area is {} bytes, smaller than --size {}",
-            path.display(),
-            target.info().data_len,
-            cfg.size
-        )));
-    }
-    let blocks = cfg.size / cfg.bs as u64;
-    let start = Instant::now();
-    let prios: Vec<Option<IoPrio>> =
-        if cfg.prios.is_empty() { vec![None] } else { cfg.prios.iter().map(|&p| Some(p)).collect() };
-    let failed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let done = Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let jobs: Vec<Shared> = prios
-        .iter()
-        .enumerate()
-        .map(|(j, prio)| {
-            let mut handle = target.handle();
-            if let Some(p) = prio {
-                handle.set_prio(*p);
-            }
-            handle.set_unplug(true);
-            Arc::new((
-                Mutex::new(State {
-                    handle,
-                    rw: cfg.rw,
-                    rwmixread: cfg.rwmixread,
-                    bs: cfg.bs as u64,
-                    blocks,
-                    // Job 0 draws what a single job draws; the others independent streams
-                    // (not the same stream shifted, which would read job 0's blocks again).
-                    rng: if j == 0 { Rng::from_state(cfg.seed) } else { Rng::derive(cfg.seed, j as u64) },
-                    next_seq: 0,
-                    left: if cfg.runtime.is_none() { Some(blocks) } else { None },
-                    deadline: cfg.runtime.map(|r| start + r),
-                    stop: Arc::clone(&ctl.stop),
-                    inflight: 0,
-                    ios: 0,
-                    lat_read: Vec::with_capacity(if cfg.rw.reads() { 1 << 20 } else { 0 }),
-                    lat_write: Vec::with_capacity(if cfg.rw.writes() { 1 << 20 } else { 0 }),
-                    error: None,
-                    failed: Arc::clone(&failed),
-                    done: Arc::clone(&done),
-                    end: None,
-                }),
-                Condvar::new(),
-            ))
-        })
-        .collect();
-    let c0 = crate::sys::process_cpu_time();
-    for sh in &jobs {
-        let mut st = sh.0.lock().unwrap_or_else(|e| e.into_inner());
-        for _ in 0..cfg.iodepth {
-            let mut b = IoBuf::new(cfg.bs as usize);
-            b.fill(0xa5);
-            submit_next(sh, &mut st, b, Instant::now());
-        }
-    }
-    // Wait for every job to drain (each stops at the deadline, its end or an error).
-    let mut last = Instant::now();
-    for sh in &jobs {
-        let (m, cv) = &**sh;
-        let mut st = m.lock().unwrap_or_else(|e| e.into_inner());
-        while st.inflight > 0 {
-            st = cv.wait_timeout(st, Duration::from_millis(200)).unwrap_or_else(|e| e.into_inner()).0;
-            if let Some(cb) = &ctl.progress
-                && last.elapsed() >= Duration::from_millis(200)
-            {
-                last = Instant::now();
-                let n = done.load(std::sync::atomic::Ordering::Relaxed);
-                let what = format!("{label} {}", format!("{:?}", cfg.rw).to_lowercase());
-                cb(super::Tick { what: &what, done: n, total: cfg.runtime.is_none().then_some(blocks) });
-            }
-        }
-    }
-    let wall = start.elapsed();
-    let cpu = crate::sys::process_cpu_time().saturating_sub(c0);
-    let secs = wall.as_secs_f64().max(1e-9);
-    let mut all_lat: Vec<u32> = Vec::new();
-    let (mut all_read, mut all_write): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
-    let mut total_ios = 0;
-    let mut error = None;
+    let parsed = jobfile::parse_args(&cfg.job_options(), 1).map_err(|e| Error(e.to_string()))?;
+    let jobs = job::build(&parsed).map_err(|e| Error(e.to_string()))?;
+    let run = super::fio::run(path, opts, &jobs, cfg.seed, ctl)?;
+    let rows = &run.report.jobs;
+    // The run's time: the longest job's (fio's group runtime).
+    let secs = rows.iter().map(|j| j.runtime_us).max().unwrap_or(0) as f64 / 1e6;
+    let secs = secs.max(1e-9);
+    let lat = |j: &iosched_benchmarks::fio::report::JobResult, d: usize| -> Vec<u32> {
+        j.dirs[d].clat_ns.iter().map(|&n| n.min(u32::MAX as u64) as u32).collect()
+    };
+    let (mut all_read, mut all_write, mut all_lat) = (Vec::new(), Vec::new(), Vec::new());
     let mut job_results = Vec::new();
-    for (sh, prio) in jobs.into_iter().zip(&prios) {
-        let st = super::take_when_released(sh);
-        let State { handle, ios, lat_read, lat_write, error: e, end, .. } = st;
-        drop(handle);
-        // A job that finished before the others (no --runtime) is rated over its own time.
-        let job_secs = end.map_or(secs, |e| e.saturating_duration_since(start).as_secs_f64().max(1e-9));
-        if error.is_none() {
-            error = e;
-        }
-        let mut lat_ns = [lat_read.as_slice(), lat_write.as_slice()].concat();
-        lat_ns.sort_unstable();
-        let (mean, p50, p99) = lat_stats(&lat_ns);
-        all_read.extend_from_slice(&lat_read);
-        all_write.extend_from_slice(&lat_write);
+    for (j, prio) in rows.iter().zip(cfg.prios.iter().map(Some).chain(std::iter::repeat(None))) {
+        let (r, w) = (lat(j, 0), lat(j, 1));
+        let mut both = [r.as_slice(), w.as_slice()].concat();
+        both.sort_unstable();
+        let (mean, p50, p99) = lat_stats(&both);
+        let ios = both.len() as u64;
         job_results.push(JobResult {
             prio: prio.map_or_else(|| "none".to_string(), |p| p.to_string()),
             total_ios: ios,
-            iops: ios as f64 / job_secs,
+            // A job that finished before the others (no --runtime) is rated over its own time.
+            iops: ios as f64 / (j.runtime_us as f64 / 1e6).max(1e-9),
             clat_mean_us: mean,
             clat_p50_us: p50,
             clat_p99_us: p99,
         });
-        total_ios += ios;
-        all_lat.extend_from_slice(&lat_ns);
+        all_read.extend_from_slice(&r);
+        all_write.extend_from_slice(&w);
+        all_lat.extend_from_slice(&both);
     }
-    let report = target.close()?;
     all_lat.sort_unstable();
     let (mean, p50, p99) = lat_stats(&all_lat);
-    let ended = match error {
-        Some(e) => Ended::Failed(e),
-        None if ctl.stopped() => Ended::Interrupted,
-        None => Ended::Complete,
-    };
+    let total_ios = all_lat.len() as u64;
     Ok((
         Result_ {
             scheduler: label,
@@ -411,13 +250,13 @@ pub fn run(path: &Path, mut opts: Options, cfg: &Config, ctl: &Control) -> Resul
             clat_p50_us: p50,
             clat_p99_us: p99,
             clat_max_us: all_lat.last().map(|&x| x as f64 / 1e3).unwrap_or(0.0),
-            cpu_pct: 100.0 * cpu.as_secs_f64() / secs,
+            cpu_pct: 100.0 * run.cpu.as_secs_f64() / run.wall.as_secs_f64().max(1e-9),
             read: dir_result(all_read, secs),
             write: dir_result(all_write, secs),
             jobs: job_results,
-            report,
+            report: run.runtime,
         },
-        ended,
+        run.ended,
     ))
 }
 

@@ -1,7 +1,8 @@
 //! Workloads on real targets: [`tiobench`] (tiotest 0.3.3 semantics, one region of the
 //! target per thread like tiotest's raw-device mode), [`readmany`] (read a generated tree
-//! of small files while a streaming writer runs) and [`fio_like`] (fio-style random or
-//! sequential load at a fixed queue depth, for comparing with fio).
+//! of small files while a streaming writer runs), [`fio`] (fio job files, each job thread
+//! the simulator's `JobThread`) and [`fio_like`] (a random or sequential load at a fixed
+//! queue depth given by a few flags, run as fio jobs by [`fio`], for comparing with fio).
 //!
 //! All of them stop cleanly when [`Control::stop`] is set (Ctrl-C in the CLI) and return
 //! what they measured so far, and stop at the first per-request error, which they return
@@ -141,14 +142,14 @@ pub(crate) fn ended<T>(work: impl FnOnce() -> T) -> (T, Instant) {
     (r, Instant::now())
 }
 
-/// A job's shared state once the last completion callback holding a clone of it has let
-/// go (the callback's closure is dropped right after it ran).
-pub(crate) fn take_when_released<S>(sh: Arc<(std::sync::Mutex<S>, std::sync::Condvar)>) -> S {
+/// What a job's completion callbacks share, once the last callback holding a clone of it
+/// has let go (the callback's closure is dropped right after it ran).
+pub(crate) fn take_when_released<T>(sh: Arc<T>) -> T {
     while Arc::strong_count(&sh) > 1 {
         std::thread::yield_now();
     }
     let Ok(inner) = Arc::try_unwrap(sh) else { unreachable!("no callback outstanding") };
-    inner.0.into_inner().unwrap_or_else(|e| e.into_inner())
+    inner
 }
 
 /// The first error of a set of thread results, if any.

@@ -8,6 +8,15 @@ use iosched_rt::{BackendChoice, IoBuf, Options, Target};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+/// The loop-device tests, one at a time: while one detaches a device, `losetup --find`
+/// in another can hand out that device while it is still held, which the target's
+/// exclusive open then refuses as busy.
+static LOOP_TESTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    LOOP_TESTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A loop device over a fresh file; detached on drop.
 struct Loop {
     dev: PathBuf,
@@ -80,6 +89,7 @@ pub fn io_uring_backend_is_available() {
 }
 
 pub fn loop_devices_blank_is_used_signature_and_mount_are_refused() {
+    let _serial = one_at_a_time();
     let dir = TempDir::new("blockdev");
     let lo = new_loop(&dir.path("blank.img"), 32 << 20);
     // Blank: accepted, data round-trips, the marker makes a reopen fine.
@@ -120,6 +130,7 @@ pub fn loop_devices_blank_is_used_signature_and_mount_are_refused() {
 /// refused unless forced; a signature written beside our marker is still seen; a load that
 /// only reads writes nothing, even forced; a mount cannot be forced.
 pub fn loop_devices_foreign_data_is_never_written_unforced() {
+    let _serial = one_at_a_time();
     let dir = TempDir::new("blockdev-data");
     let img = dir.path("data.img");
     let lo = new_loop(&img, 8 << 20);
