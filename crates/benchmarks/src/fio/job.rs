@@ -197,6 +197,11 @@ pub struct Job {
     /// Bytes per second, per direction (0: no limit).
     pub rate: [u64; 3],
     pub rate_iops: [u64; 3],
+    /// `rate_min` (bytes/s) and `rate_iops_min`, per direction: a job whose rate over a
+    /// `rate_cycle` (ms) falls below is stopped with an error (fio's `check_min_rate`).
+    pub rate_min: [u64; 3],
+    pub rate_iops_min: [u64; 3],
+    pub rate_cycle_ms: u64,
     pub rate_process: RateProcess,
     /// `exitall`: when any job sets it, each job's end terminates others (fio's global
     /// `exitall_on_terminate`, set by `str_exitall_cb`), which ones by its `exit_what`.
@@ -294,6 +299,9 @@ impl Job {
             thinktime_blocks: 1,
             rate: [0; 3],
             rate_iops: [0; 3],
+            rate_min: [0; 3],
+            rate_iops_min: [0; 3],
+            rate_cycle_ms: 1000,
             rate_process: RateProcess::Linear,
             exitall: false,
             exit_what: ExitWhat::Group,
@@ -540,6 +548,9 @@ pub const MODELLED: &[&str] = &[
     "rate",
     "rate_iops",
     "rate_process",
+    "rate_min",
+    "rate_iops_min",
+    "rate_cycle",
     "numjobs",
     "group_reporting",
     "new_group",
@@ -859,6 +870,12 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         "rate_iops" => {
             job.rate_iops = value::per_direction(v, [0; 3], |s| value::int_in(s, 0, u32::MAX as u64)).map_err(bad)?;
         }
+        "rate_min" => job.rate_min = value::per_direction(v, [0; 3], size).map_err(bad)?,
+        "rate_iops_min" => {
+            job.rate_iops_min =
+                value::per_direction(v, [0; 3], |s| value::int_in(s, 0, u32::MAX as u64)).map_err(bad)?;
+        }
+        "rate_cycle" => job.rate_cycle_ms = value::int_in(v, 1, u32::MAX as u64).map_err(bad)?,
         "rate_process" => {
             job.rate_process = match v {
                 "linear" => RateProcess::Linear,
@@ -1213,11 +1230,12 @@ mod tests {
         let e = jobs("[a]\nrandom_distribution=sequence:1:2\n").unwrap_err();
         assert!(e.to_string().contains("`sequence`: not modelled"), "{e}");
         // An alias stands for its option; a profile's option is accepted with a note.
-        let e = jobs("[a]\nratemin=1m\n").unwrap_err();
+        let e = jobs("[a]\nss=iops:10%\n").unwrap_err();
         assert_eq!(
             e.to_string().split(';').next().unwrap(),
-            "t.fio:2: ratemin: fio's alias of `rate_min`, a fio option this model does not carry out"
+            "t.fio:2: ss: fio's alias of `steadystate`, a fio option this model does not carry out"
         );
+        assert_eq!(jobs("[a]\nsize=1m\nratemin=1m\n").unwrap().jobs[0].rate_min, [1 << 20; 3]);
         let s = jobs("[global]\nthreads=1\n[a]\nsize=1m\n").unwrap();
         assert!(
             s.warnings[0].contains("threads: accepted, no effect: an option of fio's `tiobench` profile"),

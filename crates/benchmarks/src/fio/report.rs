@@ -89,6 +89,10 @@ impl Moments {
 pub struct JobResult {
     pub name: String,
     pub groupid: u32,
+    /// The error that ended the job (fio's `error`, an errno; 0 for none), and where
+    /// (`td_verror`'s function, e.g. `check_min_rate`).
+    pub error: u32,
+    pub error_func: &'static str,
     /// Measured time (after `ramp_time`), µs.
     pub runtime_us: u64,
     /// Read, write.
@@ -554,7 +558,7 @@ fn json_with(r: &Report, plus: bool) -> Value {
             json!({
                 "jobname": j.name,
                 "groupid": j.groupid,
-                "error": 0,
+                "error": j.error,
                 "read": dir_json(&j.dirs[0], ms, g[0], plus),
                 "write": dir_json(&j.dirs[1], ms, g[1], plus),
                 // No trim is modelled (a job that asks for one is refused): none was issued.
@@ -680,7 +684,19 @@ pub fn normal(r: &Report) -> String {
         if ios == 0 && j.dirs.iter().all(|d| d.io_bytes == 0) {
             continue; // fio shows no job that did nothing
         }
-        let _ = writeln!(s, "{}: (groupid={}, jobs={members}): err= 0", j.name, j.groupid);
+        match j.error {
+            0 => {
+                let _ = writeln!(s, "{}: (groupid={}, jobs={members}): err= 0", j.name, j.groupid);
+            }
+            e => {
+                let what = if e == 5 { "Input/output error" } else { "error" };
+                let _ = writeln!(
+                    s,
+                    "{}: (groupid={}, jobs={members}): err={e:2} (func={}, error={what})",
+                    j.name, j.groupid, j.error_func
+                );
+            }
+        }
         let ms = j.runtime_us / 1000;
         for (d, (st, name)) in j.dirs.iter().zip(["read", "write"]).enumerate() {
             if st.io_bytes == 0 || ms == 0 {
@@ -902,6 +918,8 @@ mod tests {
         JobResult {
             name: name.into(),
             groupid: group,
+            error: 0,
+            error_func: "",
             runtime_us: us,
             dirs: [d, DirStats::default()],
             fsyncs: 0,

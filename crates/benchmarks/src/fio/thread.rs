@@ -158,6 +158,11 @@ pub struct JobThread {
     rate_from: Instant,
     rate_issued: [u64; 2],
     ramp_over: bool,
+    /// `rate_min`: per direction, the bytes and I/Os at the last check and when it was
+    /// (fio's `rate_bytes`, `rate_blocks`, `lastrate`); `None` before the first.
+    min_rate: [Option<(u64, u64, Instant)>; 2],
+    /// The error that ended the job: errno and function (fio's `td_verror`).
+    error: Option<(u32, &'static str)>,
     /// `rate_process=poisson`, per direction: the gaps' generator and when the next I/O
     /// may go, since the job started (fio's `poisson_state` and `last_usec`).
     poisson: Option<[(Rng, Duration); 2]>,
@@ -226,6 +231,8 @@ impl JobThread {
             rate_from: Instant::ZERO,
             rate_issued: [0; 2],
             ramp_over: false,
+            min_rate: [None; 2],
+            error: None,
             poisson: (job.rate_process == RateProcess::Poisson).then(|| {
                 let seed = machine_seed ^ thread_number.rotate_left(32);
                 [(Rng::derive(seed, 0x9015_0000), Duration::ZERO), (Rng::derive(seed, 0x9015_0001), Duration::ZERO)]
@@ -472,6 +479,48 @@ impl JobThread {
         (allowed > elapsed).then(|| allowed - elapsed)
     }
 
+    /// fio's `__check_min_rate` for direction `d` at a completion at `now`: after a 2 s
+    /// settling time from the rate's clock, every `rate_cycle` the bytes (or I/Os, with
+    /// `rate_iops_min`) completed since the last check, per second, must reach the
+    /// minimum. True when they do not: the job is stopped with EIO, as `do_io` stops it.
+    fn min_rate_missed(&mut self, now: Instant, d: usize) -> bool {
+        let (min_b, min_io) = (self.job.rate_min[d], self.job.rate_iops_min[d]);
+        if (min_b == 0 && min_io == 0) || now.saturating_duration_since(self.rate_from) < Duration::from_secs(2) {
+            return false;
+        }
+        let (bytes, ios) = (self.stats[d].io_bytes, self.stats[d].total_ios);
+        if let Some((b0, io0, last)) = self.min_rate[d] {
+            let spent = now.saturating_duration_since(last).as_millis() as u64;
+            if spent < self.job.rate_cycle_ms {
+                return false;
+            }
+            // fio checks bytes when `rate` or `rate_min` is set, else I/Os.
+            let (done, before, min) =
+                if self.job.rate[d] > 0 || min_b > 0 { (bytes, b0, min_b) } else { (ios, io0, min_io) };
+            let rate = (done.saturating_sub(before) * 1000).checked_div(spent).unwrap_or(0);
+            if done < before || rate < min {
+                return true;
+            }
+        }
+        self.min_rate[d] = Some((bytes, ios, now));
+        false
+    }
+
+    /// After completions at `now`: `rate_min`'s check (not during `ramp_time`).
+    fn check_min_rate(&mut self, now: Instant) {
+        if self.error.is_some() || now < self.measured_from {
+            return;
+        }
+        // Only a direction that has moved data (`bytes_done`) is checked.
+        for d in 0..2 {
+            if self.stats[d].io_bytes > 0 && self.min_rate_missed(now, d) {
+                self.error = Some((5, "check_min_rate"));
+                self.stopping = true;
+                return;
+            }
+        }
+    }
+
     /// At `ramp_time`'s end, fio's `reset_all_stats` restarts the rate's clock and count
     /// (and a Poisson process's sum of gaps).
     fn end_ramp(&mut self, now: Instant) {
@@ -482,6 +531,7 @@ impl JobThread {
         if self.job.ramp_time_us > 0 {
             self.rate_from = now;
             self.rate_issued = [0; 2];
+            self.min_rate = [None; 2];
             if let Some(p) = &mut self.poisson {
                 p[0].1 = Duration::ZERO;
                 p[1].1 = Duration::ZERO;
@@ -514,9 +564,12 @@ impl JobThread {
             let end = now.saturating_duration_since(self.t0).as_micros() as u64;
             self.iolog = Some((path, write_v3(&names, &v, end)));
         }
+        let (error, error_func) = self.error.unwrap_or((0, ""));
         self.result = Some(JobResult {
             name: self.name.clone(),
             groupid: self.groupid,
+            error,
+            error_func,
             runtime_us: runtime.as_micros() as u64,
             dirs: std::mem::take(&mut self.stats),
             fsyncs: self.fsyncs,
@@ -551,6 +604,7 @@ impl JobThread {
                 if let Some(moved) = moved {
                     self.account(write, moved, now - at, now);
                 }
+                self.check_min_rate(now);
             }
             Pending::Reap => {
                 let reaped: Vec<Queued> = match done {
@@ -572,6 +626,7 @@ impl JobThread {
                 for (_, write, bytes, at) in reaped {
                     self.account(write, bytes, now - at, now);
                 }
+                self.check_min_rate(now);
             }
             Pending::Fsync => self.fsyncs += 1,
             Pending::None | Pending::Other => {}
@@ -864,6 +919,32 @@ mod tests {
         let bytes: u64 = r.dirs.iter().map(|d| d.io_bytes).sum();
         assert!((790_000..=830_000).contains(&bytes), "{bytes} bytes in 2 s");
         assert!(ios(&r) < 150, "{}", ios(&r));
+    }
+
+    /// `rate_min`: after 2 s, each `rate_cycle` must reach the minimum, or the job stops
+    /// with EIO from `check_min_rate`; a job above it runs its time.
+    #[test]
+    fn a_job_under_rate_min_stops_with_an_error() {
+        let job = |min: &str| {
+            let rate_min = format!("--rate_min={min}");
+            let args = [
+                "--name=j",
+                "--rw=read",
+                "--bs=4k",
+                "--size=64m",
+                "--rate=100k",
+                rate_min.as_str(),
+                "--runtime=10",
+                "--time_based",
+            ];
+            run(&args, Duration::from_millis(1))
+        };
+        let r = job("50k");
+        assert_eq!((r.error, r.runtime_us / 1000), (0, 10_000));
+        let r = job("200k");
+        assert_eq!((r.error, r.error_func), (5, "check_min_rate"));
+        // The first check at 2 s only starts the cycle; the second, a second later, fails.
+        assert!((3000..3100).contains(&(r.runtime_us / 1000)), "{}", r.runtime_us);
     }
 
     /// Think time, `number_ios` and the periodic fsync, as the executor sees them.
