@@ -207,6 +207,8 @@ pub struct Job {
     /// `exitall_on_terminate`, set by `str_exitall_cb`), which ones by its `exit_what`.
     pub exitall: bool,
     pub exit_what: ExitWhat,
+    /// The [`DATA_ONLY`] options the job gives (they change only its buffers' bytes).
+    pub data_options: Vec<String>,
     pub numjobs: u32,
     pub group_reporting: bool,
     pub new_group: bool,
@@ -305,6 +307,7 @@ impl Job {
             rate_process: RateProcess::Linear,
             exitall: false,
             exit_what: ExitWhat::Group,
+            data_options: Vec::new(),
             numjobs: 1,
             group_reporting: false,
             new_group: false,
@@ -500,6 +503,22 @@ pub const REPORTING_ONLY: &[&str] = &[
     "error_dump",
 ];
 
+/// Options that change only the bytes a job writes (fio's buffer contents): accepted
+/// with a note where the disk does not look at data (the simulator), listed in
+/// [`Job::data_options`] for an executor that writes its own bytes to refuse.
+pub const DATA_ONLY: &[&str] = &[
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "buffer_pattern",
+    "dedupe_percentage",
+    "dedupe_mode",
+    "dedupe_global",
+    "dedupe_working_set_percentage",
+    "refill_buffers",
+    "scramble_buffers",
+    "zero_buffers",
+];
+
 /// Every option this reader gives meaning to.
 pub const MODELLED: &[&str] = &[
     "name",
@@ -677,6 +696,17 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         warnings.push(format!("{}: {key}: accepted, not modelled (it changes only fio's output)", o.origin));
         return Ok(());
     }
+    if DATA_ONLY.contains(&key) {
+        warnings.push(format!(
+            "{}: {key}: accepted, no effect in the simulator (it changes only the bytes written, which the \
+             simulated disk does not look at)",
+            o.origin
+        ));
+        if !job.data_options.iter().any(|k| k == key) {
+            job.data_options.push(key.to_string());
+        }
+        return Ok(());
+    }
     if !MODELLED.contains(&key) && super::fio_options::FIO_OPTIONS.contains(&key) {
         return Err(bad(format!(
             "{named}a fio option this model does not carry out; it changes the I/O fio issues, so a run without it \
@@ -687,6 +717,7 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         let hint = MODELLED
             .iter()
             .chain(REPORTING_ONLY)
+            .chain(DATA_ONLY)
             .chain(super::fio_options::FIO_OPTIONS)
             .map(|k| (distance(k, key), *k))
             .min()
@@ -1219,6 +1250,18 @@ mod tests {
         assert_eq!(b[1], [(65536, 100)]);
         assert_eq!(b[2], b[1]);
         assert!(jobs("[a]\nbssplit=4k/60:8k/60\n").unwrap_err().message.contains("add up to 120"));
+    }
+
+    /// An option that changes only the bytes written is accepted with a note and listed
+    /// for the real executor, which refuses it; fio's long option names are options.
+    #[test]
+    fn data_only_options_are_noted_and_listed() {
+        let s =
+            jobs("[global]\ndedupe_working_set_percentage=50\n[a]\nsize=1m\nbuffer_compress_percentage=50\n").unwrap();
+        assert_eq!(s.jobs[0].data_options, ["dedupe_working_set_percentage", "buffer_compress_percentage"]);
+        assert!(s.warnings.iter().all(|w| w.contains("no effect in the simulator")), "{:?}", s.warnings);
+        let e = jobs("[a]\nsize=1m\niodepth_batch_complete_min=4\n").unwrap_err();
+        assert!(e.to_string().contains("a fio option this model does not carry out"), "{e}");
     }
 
     #[test]

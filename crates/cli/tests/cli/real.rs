@@ -428,4 +428,12 @@ fn real_fio_runs_direct_jobs_and_refuses_buffered_ones() {
     let o = iosched(&["real", "fio", "--target", t.s(), "--", "--name=b", "--rw=read", "--size=1m"]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("direct=0 (buffered)") && stderr(&o).contains("iosched fio"), "{}", stderr(&o));
+    // fio's buffer contents are not what the runtime writes: refused, with where it runs.
+    let job = ["--name=c", "--rw=write", "--size=1m", "--direct=1", "--buffer_compress_percentage=50"];
+    let o = iosched(&[&["real", "fio", "--target", t.s(), "--"][..], &job[..]].concat());
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("buffer_compress_percentage: fio's buffer contents are not written here"), "{e}");
+    let o = iosched(&[&["fio", "--"][..], &job[..]].concat());
+    assert!(o.status.success() && stderr(&o).contains("no effect in the simulator"), "{}", stderr(&o));
 }

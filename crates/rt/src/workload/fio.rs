@@ -59,6 +59,13 @@ fn check(j: &Job) -> Result<(), Error> {
     if let Some((_, what)) = unsupported.iter().find(|u| u.0) {
         return bad(&format!("{what}: not carried out on real targets yet (the simulator's `iosched fio` runs it)"));
     }
+    if let Some(k) = j.data_options.first() {
+        return bad(&format!(
+            "{k}: fio's buffer contents are not written here (the runtime writes its own fill), and a device that \
+             compresses or dedupes would see other data; run it in the simulator (`iosched fio`), whose disk does \
+             not look at data"
+        ));
+    }
     iosched_benchmarks::fio::thread::check(j).or_else(|e| bad(&e))?;
     if let Some(log) = &j.iolog {
         if j.loops > 1 {
