@@ -152,6 +152,8 @@ pub struct JobThread {
     sleep_left: Option<Duration>,
     /// The I/O chosen but held back by the rate limit.
     held: Option<(bool, usize, u64, u64)>,
+    /// The queue filled up: reaping down to `iodepth_low` before issuing again.
+    draining: bool,
     /// The rate limit's clock and count (fio's `td->start` and `rate_io_issue_bytes`):
     /// bytes issued per direction since `rate_from`, which `ramp_time`'s end resets, as
     /// fio's `reset_all_stats` does.
@@ -228,6 +230,7 @@ impl JobThread {
             think_due: 0,
             sleep_left: None,
             held: None,
+            draining: false,
             rate_from: Instant::ZERO,
             rate_issued: [0; 2],
             ramp_over: false,
@@ -693,6 +696,19 @@ impl JobThread {
                         self.log_issue(now, self.last_file, if data { Action::Datasync } else { Action::Sync }, 0, 0);
                         return ThreadOp::Fsync { file: self.last_file, data };
                     }
+                    // `wait_for_completions`: once the queue is full, reap until no more
+                    // than `iodepth_low` are in flight (by default `iodepth`: one reap).
+                    if self.is_async() {
+                        let depth = self.inflight.len();
+                        if depth >= self.job.iodepth as usize {
+                            self.draining = true;
+                        }
+                        if self.draining && depth > self.job.iodepth_low as usize && depth > 0 {
+                            self.pending = Pending::Reap;
+                            return ThreadOp::Reap { min: 1 };
+                        }
+                        self.draining = false;
+                    }
                     let can_issue = self.more_to_issue(now)
                         && (!self.is_async() || self.inflight.len() < self.job.iodepth as usize);
                     if can_issue {
@@ -872,7 +888,12 @@ mod tests {
                     now += io;
                     outcome = Outcome::Moved(len);
                 }
-                ThreadOp::Io { token, .. } => queued.push_back((token, now + io)),
+                // Queued I/Os take `io` and a quarter more for every fourth token, so that
+                // they complete one by one.
+                ThreadOp::Io { token, .. } => {
+                    queued.push_back((token, now + io + io / 4 * (token % 4) as u32));
+                    queued.make_contiguous().sort_by_key(|q| q.1);
+                }
                 ThreadOp::Reap { min } => {
                     if let Some(&(_, at)) = queued.get((min as usize).max(1) - 1) {
                         now = now.max(at);
@@ -945,6 +966,28 @@ mod tests {
         assert_eq!((r.error, r.error_func), (5, "check_min_rate"));
         // The first check at 2 s only starts the cycle; the second, a second later, fails.
         assert!((3000..3100).contains(&(r.runtime_us / 1000)), "{}", r.runtime_us);
+    }
+
+    /// `iodepth_low`: once the queue is full, the job reaps down to it before it queues
+    /// again (`wait_for_completions`), so it refills from the low mark; by default it
+    /// keeps the queue full.
+    #[test]
+    fn iodepth_low_lets_the_queue_drain_before_refilling() {
+        let low_depth_share = |extra: &[&str]| {
+            let mut args =
+                vec!["--name=j", "--rw=randread", "--bs=4k", "--size=64m", "--ioengine=libaio", "--direct=1"];
+            args.extend(["--iodepth=8", "--number_ios=2000"]);
+            args.extend(extra);
+            let r = run(&args, Duration::from_millis(1));
+            assert_eq!(ios(&r), 2000);
+            // Submissions at depth 1 to 3, of all.
+            (r.depth_map[0] + r.depth_map[1]) as f64 / r.depth_map.iter().sum::<u64>() as f64
+        };
+        let full = low_depth_share(&[]);
+        let low = low_depth_share(&["--iodepth_low=2"]);
+        assert!(full < 0.01, "kept full: {full}");
+        // Refilling from 2 to 8, one submission in six goes at depth 3.
+        assert!(low > 0.15, "refilled from 2: {low}");
     }
 
     /// Think time, `number_ios` and the periodic fsync, as the executor sees them.
