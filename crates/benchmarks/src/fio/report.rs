@@ -98,6 +98,9 @@ pub struct JobResult {
     /// Read, write.
     pub dirs: [DirStats; 2],
     pub fsyncs: u64,
+    /// Each measured sync's latency, ns (fio's `sync_stat`: `fsync=`/`fdatasync=` and a
+    /// log's syncs).
+    pub sync_lat_ns: Vec<u64>,
     /// The job asked for `group_reporting`: the report shows its group as one entry.
     pub group_reporting: bool,
     /// The job's `iodepth` (fio's `latency_depth` without a latency target).
@@ -255,6 +258,7 @@ pub fn entries(r: &Report) -> Vec<Entry> {
                 }
                 e.runtime_us = e.runtime_us.max(j.runtime_us);
                 e.fsyncs += j.fsyncs;
+                e.sync_lat_ns.extend_from_slice(&j.sync_lat_ns);
                 for (a, b) in e.depth_map.iter_mut().zip(&j.depth_map) {
                     *a += b;
                 }
@@ -498,6 +502,20 @@ fn dir_json(d: &DirStats, runtime_ms: u64, group: Option<GroupDir>, plus: bool) 
     })
 }
 
+/// The `sync` object (`add_ddir_status_json` for `DDIR_SYNC`): the syncs and their
+/// latency, with its percentiles where there were any.
+fn sync_json(j: &JobResult) -> Value {
+    let m = Moments::of(&j.sync_lat_ns);
+    let mut lat = json!({ "min": m.min, "max": m.max, "mean": m.mean, "stddev": m.dev, "N": m.samples });
+    if !j.sync_lat_ns.is_empty() {
+        let vals = percentiles(&j.sync_lat_ns, &PERCENTILES);
+        let pct: serde_json::Map<String, Value> =
+            PERCENTILES.iter().zip(&vals).map(|(p, v)| (format!("{p:.6}"), json!(v))).collect();
+        lat["percentile"] = Value::Object(pct);
+    }
+    json!({ "total_ios": j.fsyncs, "lat_ns": lat })
+}
+
 /// fio's `--output-format=json` document for a run, with the fields this model computes
 /// (`docs/fio.md` lists those it leaves out). Deterministic: times are the simulation's.
 pub fn json(r: &Report) -> Value {
@@ -563,7 +581,7 @@ fn json_with(r: &Report, plus: bool) -> Value {
                 "write": dir_json(&j.dirs[1], ms, g[1], plus),
                 // No trim is modelled (a job that asks for one is refused): none was issued.
                 "trim": dir_json(&DirStats::default(), ms, None, plus),
-                "sync": { "total_ios": j.fsyncs },
+                "sync": sync_json(j),
                 "job_runtime": ms,
                 "iodepth_level": shares(&DEPTHS, &j.depth_map, ios, 0.1),
                 "latency_ns": shares(&LAT_NU, &lat[0], ios, 0.01),
@@ -743,11 +761,20 @@ pub fn normal(r: &Report) -> String {
             }
         }
         let lat = latency_buckets(j);
+        let show_sync = |s: &mut String| {
+            if !j.sync_lat_ns.is_empty() {
+                // fio 3.33's heading (later versions add `syncfs`).
+                s.push_str("  fsync/fdatasync/sync_file_range:\n");
+                display_lat(s, "sync", &j.sync_lat_ns);
+                show_percentiles(s, "sync", &j.sync_lat_ns, &PERCENTILES);
+            }
+        };
         for (counts, (unit, labels)) in
             lat.iter().zip([("nsec", &LAT_NU[..]), ("usec", &LAT_NU[..]), ("msec", &LAT_M[..])])
         {
             show_lat(&mut s, unit, labels, counts, ios);
         }
+        show_sync(&mut s);
         let dist: Vec<String> = DEPTHS
             .iter()
             .zip(&j.depth_map)
@@ -762,8 +789,8 @@ pub fn normal(r: &Report) -> String {
         let _ = writeln!(s, "  IO depths    : {}", dist.join(", "));
         let _ = writeln!(
             s,
-            "     issued rwts: total={},{},0,0 short=0,0,0,0 dropped=0,0,0,0",
-            j.dirs[0].total_ios, j.dirs[1].total_ios
+            "     issued rwts: total={},{},0,{} short=0,0,0,0 dropped=0,0,0,0",
+            j.dirs[0].total_ios, j.dirs[1].total_ios, j.fsyncs
         );
         let _ = writeln!(s, "     latency   : target=0, window=0, percentile=100.00%, depth={}", j.iodepth);
     }
@@ -923,6 +950,7 @@ mod tests {
             runtime_us: us,
             dirs: [d, DirStats::default()],
             fsyncs: 0,
+            sync_lat_ns: Vec::new(),
             group_reporting: gr,
             iodepth: 1,
             depth_map: [1, 0, 0, 0, 0, 0, 0],

@@ -114,7 +114,7 @@ enum Step {
 enum Pending {
     None,
     Data { write: bool, bytes: u64, at: Instant },
-    Fsync,
+    Fsync { at: Instant },
     Reap,
     Other,
 }
@@ -146,6 +146,8 @@ pub struct JobThread {
     next_token: u64,
     stats: [DirStats; 2],
     fsyncs: u64,
+    /// Each measured periodic or replayed sync's latency, ns (fio's `sync_stat`).
+    sync_lat_ns: Vec<u64>,
     think_due: u32,
     /// What is left of a sleep (fio's `usec_sleep` sleeps at most about a second at a
     /// time and stops when the thread is terminated).
@@ -227,6 +229,7 @@ impl JobThread {
             next_token: 0,
             stats: Default::default(),
             fsyncs: 0,
+            sync_lat_ns: Vec::new(),
             think_due: 0,
             sleep_left: None,
             held: None,
@@ -410,7 +413,7 @@ impl JobThread {
                 self.replay = Some((log, next + 1));
                 self.last_issue = now;
                 self.log_issue(now, e.file, e.action, 0, 0);
-                self.pending = Pending::Fsync;
+                self.pending = Pending::Fsync { at: now };
                 Some(ThreadOp::Fsync { file: e.file, data: e.action == Action::Datasync })
             }
             Action::Read | Action::Write => {
@@ -576,6 +579,7 @@ impl JobThread {
             runtime_us: runtime.as_micros() as u64,
             dirs: std::mem::take(&mut self.stats),
             fsyncs: self.fsyncs,
+            sync_lat_ns: std::mem::take(&mut self.sync_lat_ns),
             group_reporting: self.job.group_reporting,
             iodepth: self.job.iodepth,
             depth_map: self.depth_map,
@@ -631,7 +635,12 @@ impl JobThread {
                 }
                 self.check_min_rate(now);
             }
-            Pending::Fsync => self.fsyncs += 1,
+            Pending::Fsync { at } => {
+                self.fsyncs += 1;
+                if at >= self.measured_from {
+                    self.sync_lat_ns.push((now - at).as_nanos() as u64);
+                }
+            }
             Pending::None | Pending::Other => {}
         }
         loop {
@@ -685,13 +694,14 @@ impl JobThread {
                         continue;
                     }
                     let sync_every = if self.job.fsync > 0 { self.job.fsync } else { self.job.fdatasync };
-                    if sync_every > 0
-                        && self.writes_since_sync >= sync_every as u64
-                        && self.inflight.is_empty()
-                        && !self.stopped()
-                    {
+                    if sync_every > 0 && self.writes_since_sync >= sync_every as u64 && !self.stopped() {
+                        // `io_u_quiesce` first: what is in flight completes before the sync.
+                        if !self.inflight.is_empty() {
+                            self.pending = Pending::Reap;
+                            return ThreadOp::Reap { min: 1 };
+                        }
                         self.writes_since_sync = 0;
-                        self.pending = Pending::Fsync;
+                        self.pending = Pending::Fsync { at: now };
                         let data = self.job.fsync == 0;
                         self.log_issue(now, self.last_file, if data { Action::Datasync } else { Action::Sync }, 0, 0);
                         return ThreadOp::Fsync { file: self.last_file, data };
@@ -1001,6 +1011,23 @@ mod tests {
         );
         assert!((99..=101).contains(&ios(&r)), "10 ms per I/O for 1 s: {}", ios(&r));
         let r = run(&["--name=j", "--rw=write", "--bs=4k", "--size=64k", "--fsync=4"], Duration::from_millis(1));
+        assert_eq!(r.fsyncs, 4);
+        assert_eq!(r.sync_lat_ns.len(), 4);
+        // An async job quiesces first (`io_u_quiesce`): its syncs are not put off while
+        // I/Os stay in flight.
+        let r = run(
+            &[
+                "--name=j",
+                "--rw=write",
+                "--bs=4k",
+                "--size=64k",
+                "--fsync=4",
+                "--ioengine=libaio",
+                "--direct=1",
+                "--iodepth=8",
+            ],
+            Duration::from_millis(1),
+        );
         assert_eq!(r.fsyncs, 4);
     }
 }

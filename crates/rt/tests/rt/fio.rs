@@ -180,7 +180,8 @@ pub fn our_fio_json_keys_are_fios() {
         ("read", ours["jobs"][0]["read"].clone(), fio["jobs"][0]["read"].clone(), &[], &["slat_ns"]),
         ("clat_ns", ours["jobs"][0]["read"]["clat_ns"].clone(), fio["jobs"][0]["read"]["clat_ns"].clone(), &[], &[]),
         ("lat_ns", ours["jobs"][0]["read"]["lat_ns"].clone(), fio["jobs"][0]["read"]["lat_ns"].clone(), &[], &[]),
-        ("sync", ours["jobs"][0]["sync"].clone(), fio["jobs"][0]["sync"].clone(), &[], &["lat_ns"]),
+        ("sync", ours["jobs"][0]["sync"].clone(), fio["jobs"][0]["sync"].clone(), &[], &[]),
+        ("sync.lat_ns", ours["jobs"][0]["sync"]["lat_ns"].clone(), fio["jobs"][0]["sync"]["lat_ns"].clone(), &[], &[]),
     ];
     for (path, a, f, added, missing) in checks {
         let (a, f) = (keys(&a), keys(&f));
@@ -196,7 +197,7 @@ pub fn our_fio_json_keys_are_fios() {
 /// 3.33's for the same job, in fio's order, except the documented ones we leave out
 /// (docs/fio.md, "The report"): `slat`, `cpu`, `submit`, `complete`, and on real
 /// targets the disk statistics. The job runs 2 s, so the bandwidth and IOPS sample lines
-/// are there.
+/// are there, and syncs every 64 writes, so the sync lines are.
 pub fn our_normal_output_has_fios_lines() {
     use iosched_benchmarks::fio::job::build;
     use iosched_benchmarks::fio::jobfile::parse_args;
@@ -211,6 +212,7 @@ pub fn our_normal_output_has_fios_lines() {
         "--iodepth=4",
         "--runtime=2",
         "--time_based",
+        "--fsync=64",
     ];
     let out = Command::new("fio").args(job).arg(format!("--filename={}", dir.path("f").display())).output().unwrap();
     assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
@@ -256,7 +258,12 @@ pub fn our_normal_output_has_fios_lines() {
         v
     };
     let want = shape(&fio);
-    for line in ["bw: min max per avg stdev samples", "iops: min max avg stdev samples", "READ: bw io run"] {
+    for line in [
+        "bw: min max per avg stdev samples",
+        "iops: min max avg stdev samples",
+        "READ: bw io run",
+        "sync: min max avg stdev",
+    ] {
         assert!(want.iter().any(|l| l == line), "fio's {line:?} in {want:?}");
     }
     assert_eq!(shape(&ours), want, "ours:\n{ours}\nfio's:\n{fio}");
