@@ -113,6 +113,10 @@ pub struct JobResult {
     /// I/Os by the job's depth when each was submitted, the submitted one included
     /// (`io_u_mark_depth` of `cur_depth`): fio's buckets 1, 2–3, 4–7, …, ≥ 64 ([`depth_bucket`]).
     pub depth_map: [u64; 7],
+    /// Submissions and reaps by how many I/Os each carried, in fio's buckets 0, 1–4, …,
+    /// > 64 (`io_u_submit`, `io_u_complete`).
+    pub submit_map: [u64; 7],
+    pub complete_map: [u64; 7],
 }
 
 /// One completed I/O as fio's per-I/O logs record it.
@@ -262,6 +266,12 @@ pub fn entries(r: &Report) -> Vec<Entry> {
                 for (a, b) in e.depth_map.iter_mut().zip(&j.depth_map) {
                     *a += b;
                 }
+                for (a, b) in e.submit_map.iter_mut().zip(&j.submit_map) {
+                    *a += b;
+                }
+                for (a, b) in e.complete_map.iter_mut().zip(&j.complete_map) {
+                    *a += b;
+                }
                 e.samples.extend_from_slice(&j.samples);
             }
             _ => out.push(Entry { job: j.clone(), members: 1 }),
@@ -362,6 +372,8 @@ impl DiskUtil {
 
 /// The labels of fio's I/O depth buckets (`io_u_map`).
 const DEPTHS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
+/// The labels of fio's submission and reap buckets (`io_u_submit`, `io_u_complete`).
+const BATCHES: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
 
 /// The labels of fio's nanosecond and microsecond latency buckets, and of its millisecond ones.
 const LAT_NU: [&str; 10] = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
@@ -584,6 +596,8 @@ fn json_with(r: &Report, plus: bool) -> Value {
                 "sync": sync_json(j),
                 "job_runtime": ms,
                 "iodepth_level": shares(&DEPTHS, &j.depth_map, ios, 0.1),
+                "iodepth_submit": shares(&BATCHES, &j.submit_map, j.submit_map.iter().sum(), 0.1),
+                "iodepth_complete": shares(&BATCHES, &j.complete_map, j.complete_map.iter().sum(), 0.1),
                 "latency_ns": shares(&LAT_NU, &lat[0], ios, 0.01),
                 // fio adds the nanosecond share to the first microsecond bucket in its normal
                 // output only (`stat_calc_lat_nu`); the JSON keeps them apart.
@@ -775,18 +789,11 @@ pub fn normal(r: &Report) -> String {
             show_lat(&mut s, unit, labels, counts, ios);
         }
         show_sync(&mut s);
-        let dist: Vec<String> = DEPTHS
-            .iter()
-            .zip(&j.depth_map)
-            .map(|(k, &c)| {
-                let mut pct = if ios > 0 { 100.0 * c as f64 / ios as f64 } else { 0.0 };
-                if c > 0 && pct < 0.1 {
-                    pct = 0.1;
-                }
-                format!("{k}={pct:3.1}%")
-            })
-            .collect();
-        let _ = writeln!(s, "  IO depths    : {}", dist.join(", "));
+        let _ = writeln!(s, "  IO depths    : {}", dist_line(&DEPTHS, &j.depth_map, ios));
+        for (name, map) in [("submit  ", &j.submit_map), ("complete", &j.complete_map)] {
+            let total: u64 = map.iter().sum();
+            let _ = writeln!(s, "     {name}  : {}", dist_line(&BATCHES, map, total));
+        }
         let _ = writeln!(
             s,
             "     issued rwts: total={},{},0,{} short=0,0,0,0 dropped=0,0,0,0",
@@ -834,6 +841,23 @@ pub fn normal(r: &Report) -> String {
         );
     }
     s
+}
+
+/// `stat_calc_dist` as the normal output prints it: each bucket's share of `total`, at
+/// least 0.1 % where it is not empty.
+fn dist_line(labels: &[&str], counts: &[u64], total: u64) -> String {
+    let parts: Vec<String> = labels
+        .iter()
+        .zip(counts)
+        .map(|(k, &c)| {
+            let mut pct = if total > 0 { 100.0 * c as f64 / total as f64 } else { 0.0 };
+            if c > 0 && pct < 0.1 {
+                pct = 0.1;
+            }
+            format!("{k}={pct:3.1}%")
+        })
+        .collect();
+    parts.join(", ")
 }
 
 /// `display_lat`: a latency line in ns, µs or ms as the figures need (`nsec_to_msec`,
@@ -954,6 +978,8 @@ mod tests {
             group_reporting: gr,
             iodepth: 1,
             depth_map: [1, 0, 0, 0, 0, 0, 0],
+            submit_map: [0, 1, 0, 0, 0, 0, 0],
+            complete_map: [0, 1, 0, 0, 0, 0, 0],
             samples: Vec::new(),
             number: 1,
         }

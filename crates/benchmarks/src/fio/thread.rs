@@ -182,6 +182,9 @@ pub struct JobThread {
     iolog: Option<(String, String)>,
     /// I/Os by the depth at their submission (fio's `io_u_map`).
     depth_map: [u64; 7],
+    /// I/Os per submission and per reap (fio's `io_u_submit`, `io_u_complete`).
+    submit_map: [u64; 7],
+    complete_map: [u64; 7],
     /// Every measured I/O, for the job's per-I/O logs.
     samples: Option<Vec<Sample>>,
     thread_number: u64,
@@ -249,6 +252,8 @@ impl JobThread {
             logged: job.write_iolog.is_some().then(Vec::new),
             iolog: None,
             depth_map: [0; 7],
+            submit_map: [0; 7],
+            complete_map: [0; 7],
             samples: job.logs_samples().then(Vec::new),
             thread_number,
             stopping: false,
@@ -367,6 +372,8 @@ impl JobThread {
         if now >= self.measured_from {
             let depth = if self.is_async() { self.inflight.len() as u32 } else { 1 };
             self.depth_map[depth_bucket(depth)] += 1;
+            // Each I/O is its own submission here (`io_u_mark_submit(td, 1)`).
+            self.submit_map[batch_bucket(1)] += 1;
         }
     }
 
@@ -583,6 +590,8 @@ impl JobThread {
             group_reporting: self.job.group_reporting,
             iodepth: self.job.iodepth,
             depth_map: self.depth_map,
+            submit_map: self.submit_map,
+            complete_map: self.complete_map,
             samples: self.samples.take().unwrap_or_default(),
             number: self.thread_number,
         });
@@ -611,6 +620,9 @@ impl JobThread {
                 if let Some(moved) = moved {
                     self.account(write, moved, now - at, now);
                 }
+                if now >= self.measured_from {
+                    self.complete_map[batch_bucket(1)] += 1;
+                }
                 self.check_min_rate(now);
             }
             Pending::Reap => {
@@ -630,6 +642,9 @@ impl JobThread {
                     }
                     _ => Vec::new(),
                 };
+                if now >= self.measured_from {
+                    self.complete_map[batch_bucket(reaped.len() as u32)] += 1;
+                }
                 for (_, write, bytes, at) in reaped {
                     self.account(write, bytes, now - at, now);
                 }
@@ -837,6 +852,20 @@ impl Terminator {
                 t.flag.store(true, Ordering::Relaxed);
             }
         }
+    }
+}
+
+/// fio's bucket for `nr` I/Os in one submission or reap (`__io_u_mark_map`): 0, 1–4,
+/// 5–8, 9–16, 17–32, 33–64, more.
+pub fn batch_bucket(nr: u32) -> usize {
+    match nr {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
     }
 }
 

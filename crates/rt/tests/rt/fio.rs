@@ -164,18 +164,7 @@ pub fn our_fio_json_keys_are_fios() {
             ours["jobs"][0].clone(),
             fio["jobs"][0].clone(),
             &[],
-            &[
-                "eta",
-                "elapsed",
-                "job options",
-                "usr_cpu",
-                "sys_cpu",
-                "ctx",
-                "majf",
-                "minf",
-                "iodepth_submit",
-                "iodepth_complete",
-            ],
+            &["eta", "elapsed", "job options", "usr_cpu", "sys_cpu", "ctx", "majf", "minf"],
         ),
         ("read", ours["jobs"][0]["read"].clone(), fio["jobs"][0]["read"].clone(), &[], &["slat_ns"]),
         ("clat_ns", ours["jobs"][0]["read"]["clat_ns"].clone(), fio["jobs"][0]["read"]["clat_ns"].clone(), &[], &[]),
@@ -195,8 +184,7 @@ pub fn our_fio_json_keys_are_fios() {
 /// Our normal output has fio's lines: after each job's first line, every line's label and
 /// field names (`clat (usec): min=…, max=…` gives `clat` and `min max avg stdev`) are fio
 /// 3.33's for the same job, in fio's order, except the documented ones we leave out
-/// (docs/fio.md, "The report"): `slat`, `cpu`, `submit`, `complete`, and on real
-/// targets the disk statistics. The job runs 2 s, so the bandwidth and IOPS sample lines
+/// (docs/fio.md, "The report"): `slat`, `cpu`, and on real targets the disk statistics. The job runs 2 s, so the bandwidth and IOPS sample lines
 /// are there, and syncs every 64 writes, so the sync lines are.
 pub fn our_normal_output_has_fios_lines() {
     use iosched_benchmarks::fio::job::build;
@@ -223,7 +211,7 @@ pub fn our_normal_output_has_fios_lines() {
     o.backend = iosched_rt::BackendChoice::Threads;
     let report = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 1, &Control::default()).unwrap().report;
     let ours = iosched_benchmarks::fio::report::normal(&report);
-    let left_out = ["slat", "cpu", "submit", "complete", "Disk stats", "vda", "sda", "nvme0n1"];
+    let left_out = ["slat", "cpu", "Disk stats", "vda", "sda", "nvme0n1"];
     let shape = |text: &str| -> Vec<String> {
         let mut v = Vec::new();
         for line in text.lines().skip_while(|l| !l.contains("(groupid=")).skip(1) {
