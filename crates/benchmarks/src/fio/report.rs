@@ -230,6 +230,20 @@ pub fn depth_bucket(depth: u32) -> usize {
     }
 }
 
+/// fio's bucket for `nr` I/Os in one submission or reap (`__io_u_mark_map`): 0, 1–4,
+/// 5–8, 9–16, 17–32, 33–64, more.
+pub fn batch_bucket(nr: u32) -> usize {
+    match nr {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
 /// One entry of the report: a job, or the jobs of a group with `group_reporting`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {

@@ -35,7 +35,7 @@
 
 use super::iolog::{Action, Iolog, Issued, write_v3};
 use super::job::{ExitWhat, Job, JobSet, RateProcess};
-use super::report::{DirStats, JobResult, Sample, depth_bucket};
+use super::report::{DirStats, JobResult, Sample, batch_bucket, depth_bucket};
 use super::stream::{JobStream, Region};
 use iosched_core::{Duration, Instant, Rng};
 use std::collections::VecDeque;
@@ -852,20 +852,6 @@ impl Terminator {
                 t.flag.store(true, Ordering::Relaxed);
             }
         }
-    }
-}
-
-/// fio's bucket for `nr` I/Os in one submission or reap (`__io_u_mark_map`): 0, 1–4,
-/// 5–8, 9–16, 17–32, 33–64, more.
-pub fn batch_bucket(nr: u32) -> usize {
-    match nr {
-        0 => 0,
-        1..=4 => 1,
-        5..=8 => 2,
-        9..=16 => 3,
-        17..=32 => 4,
-        33..=64 => 5,
-        _ => 6,
     }
 }
 

@@ -122,12 +122,21 @@ pub fn job_files_issue_the_same_ios_as_the_simulator() {
     assert!(got.iter().any(|g| g.2 == 4096) && got.iter().any(|g| g.2 == 16384), "both sizes");
 }
 
+/// `job`'s options run on `target` through our noop (thread-pool backend, seed 1).
+fn run_with_noop(target: &Path, job: &[&str]) -> iosched_benchmarks::fio::Report {
+    use iosched_benchmarks::fio::job::build;
+    use iosched_benchmarks::fio::jobfile::parse_args;
+    let args: Vec<String> = job.iter().map(|s| s.to_string()).collect();
+    let jobs = build(&parse_args(&args, 1).unwrap()).unwrap();
+    let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
+    o.backend = iosched_rt::BackendChoice::Threads;
+    iosched_rt::workload::fio::run(target, o, &jobs, 1, &Control::default()).unwrap().report
+}
+
 /// Our fio JSON uses fio's names: every key we print where fio has the same object is one
 /// fio 3.x prints, and the keys of fio's we leave out are exactly the documented ones
 /// (docs/fio.md, "The report"); our own additions are named here.
 pub fn our_fio_json_keys_are_fios() {
-    use iosched_benchmarks::fio::job::build;
-    use iosched_benchmarks::fio::jobfile::parse_args;
     use serde_json::Value;
     use std::collections::BTreeSet;
     let dir = TempDir::new("fio-keys");
@@ -141,11 +150,7 @@ pub fn our_fio_json_keys_are_fios() {
         .unwrap();
     assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
     let fio: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let args: Vec<String> = job.iter().map(|s| s.to_string()).collect();
-    let jobs = build(&parse_args(&args, 1).unwrap()).unwrap();
-    let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
-    o.backend = iosched_rt::BackendChoice::Threads;
-    let report = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 1, &Control::default()).unwrap().report;
+    let report = run_with_noop(&dir.path("t"), &job);
     let ours = iosched_benchmarks::fio::report::json(&report);
     let keys =
         |v: &Value| -> BTreeSet<String> { v.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default() };
@@ -187,8 +192,6 @@ pub fn our_fio_json_keys_are_fios() {
 /// (docs/fio.md, "The report"): `slat`, `cpu`, and on real targets the disk statistics. The job runs 2 s, so the bandwidth and IOPS sample lines
 /// are there, and syncs every 64 writes, so the sync lines are.
 pub fn our_normal_output_has_fios_lines() {
-    use iosched_benchmarks::fio::job::build;
-    use iosched_benchmarks::fio::jobfile::parse_args;
     let dir = TempDir::new("fio-lines");
     let job = [
         "--name=k",
@@ -205,11 +208,7 @@ pub fn our_normal_output_has_fios_lines() {
     let out = Command::new("fio").args(job).arg(format!("--filename={}", dir.path("f").display())).output().unwrap();
     assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
     let fio = String::from_utf8(out.stdout).unwrap();
-    let args: Vec<String> = job.iter().map(|s| s.to_string()).collect();
-    let jobs = build(&parse_args(&args, 1).unwrap()).unwrap();
-    let mut o = iosched_rt::Options::new(iosched_policies::SchedSpec::parse("noop").unwrap());
-    o.backend = iosched_rt::BackendChoice::Threads;
-    let report = iosched_rt::workload::fio::run(&dir.path("t"), o, &jobs, 1, &Control::default()).unwrap().report;
+    let report = run_with_noop(&dir.path("t"), &job);
     let ours = iosched_benchmarks::fio::report::normal(&report);
     let left_out = ["slat", "cpu", "Disk stats", "vda", "sda", "nvme0n1"];
     let shape = |text: &str| -> Vec<String> {
