@@ -436,4 +436,12 @@ fn real_fio_runs_direct_jobs_and_refuses_buffered_ones() {
     assert!(e.contains("buffer_compress_percentage: fio's buffer contents are not written here"), "{e}");
     let o = iosched(&[&["fio", "--"][..], &job[..]].concat());
     assert!(o.status.success() && stderr(&o).contains("no effect in the simulator"), "{}", stderr(&o));
+    // A replayed log's I/Os must be whole 4 KiB blocks: the first that is not is named.
+    let log = TempPath::new("real-fio-log");
+    std::fs::write(log.s(), "fio version 2 iolog\nf add\nf open\nf read 0 4096\nf read 512 4096\nf close\n").unwrap();
+    let replay = format!("--read_iolog={}", log.s());
+    let o = iosched(&["real", "fio", "--target", t.s(), "--", "--name=r", "--direct=1", replay.as_str()]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("an I/O of 4096 bytes at offset 512: O_DIRECT needs whole 4096-byte blocks"), "{e}");
 }
