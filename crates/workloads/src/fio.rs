@@ -146,6 +146,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
         results.borrow_mut().drain(..).collect::<Option<Vec<_>>>().ok_or("fio: a job did not finish")?;
     let report = Report {
         world: "simulated".into(),
+        global_options: cfg.jobs.global_options.clone(),
         scheduler: spec.to_string(),
         seed: cfg.machine.seed,
         jobs,

@@ -209,6 +209,9 @@ pub struct Job {
     pub exit_what: ExitWhat,
     /// The [`DATA_ONLY`] options the job gives (they change only its buffers' bytes).
     pub data_options: Vec<String>,
+    /// The options its own section gives, as written (fio's `job options`; a job from
+    /// the command line has its `name` first, as fio lists it).
+    pub options: Vec<(String, String)>,
     pub numjobs: u32,
     pub group_reporting: bool,
     pub new_group: bool,
@@ -308,6 +311,7 @@ impl Job {
             exitall: false,
             exit_what: ExitWhat::Group,
             data_options: Vec::new(),
+            options: Vec::new(),
             numjobs: 1,
             group_reporting: false,
             new_group: false,
@@ -428,6 +432,8 @@ pub struct JobSet {
     /// fio's `run_threads`; `new_group` alone starts a reporting group, not a wait.
     pub phases: Vec<u32>,
     pub warnings: Vec<String>,
+    /// The options the `[global]` sections give, as written (fio's `global options`).
+    pub global_options: Vec<(String, String)>,
 }
 
 impl JobSet {
@@ -607,7 +613,13 @@ pub const MODELLED: &[&str] = &[
 /// The jobs the sections describe.
 pub fn build(sections: &[Section]) -> Result<JobSet, Error> {
     let mut global = Job::defaults("global", Origin::Arg { index: 0 });
-    let mut set = JobSet { jobs: Vec::new(), groups: Vec::new(), phases: Vec::new(), warnings: Vec::new() };
+    let mut set = JobSet {
+        jobs: Vec::new(),
+        groups: Vec::new(),
+        phases: Vec::new(),
+        warnings: Vec::new(),
+        global_options: Vec::new(),
+    };
     let mut group = 0u32;
     let mut phase = 0u32;
     for s in sections {
@@ -630,9 +642,15 @@ pub fn build(sections: &[Section]) -> Result<JobSet, Error> {
         for o in ordered {
             apply(&mut job, o, &mut set.warnings)?;
         }
+        let written = s.options.iter().map(|o| (o.key.clone(), o.value.clone().unwrap_or_default()));
         if s.global {
+            set.global_options.extend(written);
             global = job;
             continue;
+        }
+        job.options = written.collect();
+        if matches!(s.origin, Origin::Arg { .. }) {
+            job.options.insert(0, ("name".into(), s.name.clone()));
         }
         check(&mut job, &mut set.warnings)?;
         // `wait_for_ok`: the waitee is one earlier job, not the job itself.
@@ -1250,6 +1268,22 @@ mod tests {
         assert_eq!(b[1], [(65536, 100)]);
         assert_eq!(b[2], b[1]);
         assert!(jobs("[a]\nbssplit=4k/60:8k/60\n").unwrap_err().message.contains("add up to 120"));
+    }
+
+    /// fio's `global options` and `job options`: each section's options as written; a
+    /// command-line job lists its name first.
+    #[test]
+    fn options_are_kept_as_written() {
+        let s = jobs("[global]\nbs=4k\ntime_based\n[a]\nsize=1m\nrw=read\n").unwrap();
+        let own = |v: &[(&str, &str)]| v.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        assert_eq!(s.global_options, own(&[("bs", "4k"), ("time_based", "")]));
+        assert_eq!(s.jobs[0].options, own(&[("size", "1m"), ("rw", "read")]));
+        let a: Vec<String> = ["--bs=8k", "--name=c", "--size=2m"].iter().map(|s| s.to_string()).collect();
+        let s = build(&super::super::jobfile::parse_args(&a, 1).unwrap()).unwrap();
+        assert_eq!(
+            (s.global_options, s.jobs[0].options.clone()),
+            (own(&[("bs", "8k")]), own(&[("name", "c"), ("size", "2m")]))
+        );
     }
 
     /// An option that changes only the bytes written is accepted with a note and listed

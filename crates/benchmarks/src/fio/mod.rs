@@ -39,7 +39,13 @@ pub const MAX_JOB_FILE: u64 = 1 << 20;
 /// fio's defaults, not from an earlier file's globals, and its first job starts a new
 /// reporting group.
 pub fn load(paths: &[std::path::PathBuf], args: &[String], ctx: &Context) -> Result<JobSet, Error> {
-    let mut all = JobSet { jobs: Vec::new(), groups: Vec::new(), phases: Vec::new(), warnings: Vec::new() };
+    let mut all = JobSet {
+        jobs: Vec::new(),
+        groups: Vec::new(),
+        phases: Vec::new(),
+        warnings: Vec::new(),
+        global_options: Vec::new(),
+    };
     let mut sets = Vec::new();
     for p in paths {
         let origin = Origin::File { path: p.clone(), line: 0 };
@@ -57,6 +63,7 @@ pub fn load(paths: &[std::path::PathBuf], args: &[String], ctx: &Context) -> Res
         all.phases.extend(set.phases.iter().map(|g| g + base));
         all.jobs.extend(set.jobs);
         all.warnings.extend(set.warnings);
+        all.global_options.extend(set.global_options);
     }
     if all.jobs.is_empty() {
         return Err(Error {

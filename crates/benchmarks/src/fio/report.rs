@@ -113,6 +113,8 @@ pub struct JobResult {
     /// I/Os by the job's depth when each was submitted, the submitted one included
     /// (`io_u_mark_depth` of `cur_depth`): fio's buckets 1, 2–3, 4–7, …, ≥ 64 ([`depth_bucket`]).
     pub depth_map: [u64; 7],
+    /// The options its job's own section gives, as written (fio's `job options`).
+    pub options: Vec<(String, String)>,
     /// Submissions and reaps by how many I/Os each carried, in fio's buckets 0, 1–4, …,
     /// > 64 (`io_u_submit`, `io_u_complete`).
     pub submit_map: [u64; 7],
@@ -341,6 +343,8 @@ pub fn groups(entries: &[Entry]) -> std::collections::BTreeMap<u32, [Option<Grou
 pub struct Report {
     /// Which world ran it: `simulated`, or `real` with the target.
     pub world: String,
+    /// The `[global]` sections' options, as written (fio's `global options`).
+    pub global_options: Vec<(String, String)>,
     pub scheduler: String,
     pub seed: u64,
     pub jobs: Vec<JobResult>,
@@ -599,9 +603,12 @@ fn json_with(r: &Report, plus: bool) -> Value {
             let lat = latency_buckets(j);
             // fio's shares are of the issued I/Os (`ddir_rw_sum(total_io_u)`).
             let ios: u64 = j.dirs.iter().map(|d| d.total_ios).sum();
+            let options: serde_json::Map<String, Value> =
+                j.options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
             json!({
                 "jobname": j.name,
                 "groupid": j.groupid,
+                "job options": options,
                 "error": j.error,
                 "read": dir_json(&j.dirs[0], ms, g[0], plus),
                 "write": dir_json(&j.dirs[1], ms, g[1], plus),
@@ -639,6 +646,21 @@ fn json_with(r: &Report, plus: bool) -> Value {
             })).collect::<Vec<_>>(),
         },
     });
+    // As fio: only where there are global options, after the version.
+    if !r.global_options.is_empty() {
+        let g: serde_json::Map<String, Value> = r.global_options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        if let Some(o) = doc.as_object_mut() {
+            let mut m = serde_json::Map::new();
+            for (k, v) in std::mem::take(o) {
+                let first = k == "fio version";
+                m.insert(k, v);
+                if first {
+                    m.insert("global options".into(), Value::Object(g.clone()));
+                }
+            }
+            *o = m;
+        }
+    }
     // Only where the world keeps the disk's statistics (fio too leaves it out where it
     // has none).
     if let Some(d) = &r.disk {
@@ -969,7 +991,15 @@ mod tests {
 
     /// A simulated report of `jobs` (noop, seed 1, no disk statistics).
     fn report(jobs: Vec<JobResult>) -> Report {
-        Report { world: "simulated".into(), scheduler: "noop".into(), seed: 1, jobs, warnings: vec![], disk: None }
+        Report {
+            world: "simulated".into(),
+            global_options: vec![],
+            scheduler: "noop".into(),
+            seed: 1,
+            jobs,
+            warnings: vec![],
+            disk: None,
+        }
     }
 
     fn job(name: &str, group: u32, gr: bool, bytes: u64, us: u64) -> JobResult {
@@ -992,6 +1022,7 @@ mod tests {
             group_reporting: gr,
             iodepth: 1,
             depth_map: [1, 0, 0, 0, 0, 0, 0],
+            options: Vec::new(),
             submit_map: [0, 1, 0, 0, 0, 0, 0],
             complete_map: [0, 1, 0, 0, 0, 0, 0],
             samples: Vec::new(),

@@ -590,6 +590,7 @@ impl JobThread {
             group_reporting: self.job.group_reporting,
             iodepth: self.job.iodepth,
             depth_map: self.depth_map,
+            options: self.job.options.clone(),
             submit_map: self.submit_map,
             complete_map: self.complete_map,
             samples: self.samples.take().unwrap_or_default(),

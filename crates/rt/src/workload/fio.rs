@@ -423,6 +423,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
     }
     let report = |jobs_done: Vec<JobResult>| Report {
         world: format!("real, {}", path.display()),
+        global_options: jobs.global_options.clone(),
         scheduler: label.clone(),
         seed,
         jobs: jobs_done,
