@@ -35,7 +35,7 @@ use crate::machine::{Finished, Machine, RunSpec};
 use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern};
 use iosched_benchmarks::fio::report::{DiskUtil, JobResult, Report};
 use iosched_benchmarks::fio::stream::Region;
-use iosched_benchmarks::fio::thread::{JobThread, Outcome as ThreadOutcome, Reaped, Terminator, ThreadOp};
+use iosched_benchmarks::fio::thread::{Flows, JobThread, Outcome as ThreadOutcome, Reaped, Terminator, ThreadOp};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::trace::Trace;
 use iosched_core::{Instant, IoPrio};
@@ -85,6 +85,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
     let iologs: Shared<Vec<(usize, String, String)>> = Rc::new(RefCell::new(Vec::new()));
     let stopped_at: Shared<Option<Instant>> = Rc::new(RefCell::new(None));
     let terminator: Shared<Terminator> = Rc::new(RefCell::new(Terminator::new(&cfg.jobs)));
+    let mut flows = Flows::default();
     let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
     let ((), Finished { trace, sim, disk }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
         let root = sim.fs.root();
@@ -113,8 +114,9 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     r.len() - 1
                 };
                 let regions = files.iter().map(|f| Region { start: f.start, len: f.len }).collect();
-                let thread = JobThread::new(job, group, clone, regions, thread_number, cfg.machine.seed);
+                let mut thread = JobThread::new(job, group, clone, regions, thread_number, cfg.machine.seed);
                 terminator.borrow_mut().add(&thread);
+                flows.join(&mut thread);
                 phases[phase].push_back(Worker {
                     thread,
                     prio: job.ioprio().unwrap_or(IoPrio::NONE),
@@ -227,9 +229,22 @@ fn make_files(
     let need: u64 = files.iter().map(|(_, size)| iosched_sim::Fs::blocks_for_size(*size)).sum();
     let free = sim.fs.free_blocks();
     if need > free {
+        // Named by the job whose file first goes past the free space.
+        let mut sum = 0;
+        let over = files.iter().find(|(_, size)| {
+            sum += iosched_sim::Fs::blocks_for_size(*size);
+            sum > free
+        });
+        let job = over.and_then(|(name, _)| {
+            jobs.jobs.iter().find(|j| match j.replay_files() {
+                Some(v) => v.iter().any(|f| f.0 == *name),
+                None => (0..j.numjobs).any(|c| j.file_names(c).contains(name)),
+            })
+        });
+        let at = job.map_or(String::new(), |j| format!("{}: job `{}`: ", j.origin, j.section));
         return Err(format!(
-            "the jobs' files take {} MiB; the simulated disk's file system has {} MiB free (choose a larger --disk, \
-             or smaller size=)",
+            "{at}the jobs' files take {} MiB; the simulated disk's file system has {} MiB free (choose a larger \
+             --disk, or smaller size=)",
             (need * block) >> 20,
             (free * block) >> 20
         ));

@@ -209,6 +209,11 @@ pub struct Job {
     pub exit_what: ExitWhat,
     /// The [`DATA_ONLY`] options the job gives (they change only its buffers' bytes).
     pub data_options: Vec<String>,
+    /// `flow` (a weight, 0: none), `flow_id` and `flow_sleep` (µs): token-based flow
+    /// control between the jobs of one flow id (fio's `flow.c`).
+    pub flow: u32,
+    pub flow_id: u32,
+    pub flow_sleep_us: u64,
     /// The options its own section gives, as written (fio's `job options`; a job from
     /// the command line has its `name` first, as fio lists it).
     pub options: Vec<(String, String)>,
@@ -312,6 +317,9 @@ impl Job {
             exit_what: ExitWhat::Group,
             data_options: Vec::new(),
             options: Vec::new(),
+            flow: 0,
+            flow_id: 0,
+            flow_sleep_us: 0,
             numjobs: 1,
             group_reporting: false,
             new_group: false,
@@ -585,6 +593,9 @@ pub const MODELLED: &[&str] = &[
     "wait_for",
     "exitall",
     "exit_what",
+    "flow",
+    "flow_id",
+    "flow_sleep",
     "number_ios",
     "runtime",
     "timeout",
@@ -942,6 +953,9 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         }
         "numjobs" => job.numjobs = u32_in(1, 4096)?,
         "startdelay" => job.startdelay_us = value::time_us(v, TimeUnit::Seconds).map_err(bad)?,
+        "flow" => job.flow = u32_in(0, 1000)?,
+        "flow_id" => job.flow_id = u32_in(0, u32::MAX as u64)?,
+        "flow_sleep" => job.flow_sleep_us = value::int_in(v, 0, u32::MAX as u64).map_err(bad)?,
         "runtime" | "timeout" => job.runtime_us = value::time_us(v, TimeUnit::Seconds).map_err(bad)?,
         "ramp_time" => job.ramp_time_us = value::time_us(v, TimeUnit::Seconds).map_err(bad)?,
         "loops" => job.loops = u32_in(0, u32::MAX as u64)?.max(1),

@@ -40,7 +40,7 @@ use super::stream::{JobStream, Region};
 use iosched_core::{Duration, Instant, Rng};
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What the thread asks its executor to do next.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -192,8 +192,16 @@ pub struct JobThread {
     stopping: bool,
     /// Set by another thread's end under `exitall` ([`Terminator`]): as `stopping`.
     terminated: Arc<AtomicBool>,
+    /// `flow`: the flow id's shared counts, and this thread's I/Os counted in them.
+    flow: Option<Arc<Flow>>,
+    flow_counter: u64,
     result: Option<JobResult>,
 }
+
+/// A job over its flow share without `flow_sleep` spins in steps of this much CPU time
+/// (fio's `do_io` loop spins on `flow_threshold_exceeded`; the step is the simulation's
+/// resolution of that spin, not a fio value).
+const FLOW_SPIN: Duration = Duration::from_micros(10);
 
 /// While a replayed log's next I/O is not due and I/Os are in flight, completions are
 /// reaped at least this often (fio polls them in `iolog_delay`).
@@ -258,6 +266,8 @@ impl JobThread {
             thread_number,
             stopping: false,
             terminated: Arc::new(AtomicBool::new(false)),
+            flow: None,
+            flow_counter: 0,
             result: None,
         }
     }
@@ -569,8 +579,27 @@ impl JobThread {
         p[d].1 += Duration::from_micros(gap_us);
     }
 
+    /// `flow_threshold_exceeded`: whether this thread is ahead of its weight's share of
+    /// its flow id's I/Os; if not, one more I/O is counted for it.
+    fn flow_ahead(&mut self) -> bool {
+        let Some(f) = &self.flow else { return false };
+        let counter = f.counter.load(Ordering::Relaxed).max(1) as f64;
+        let weight = f.weight.load(Ordering::Relaxed).max(1) as f64;
+        if self.flow_counter as f64 / counter > self.job.flow as f64 / weight {
+            return true;
+        }
+        f.counter.fetch_add(1, Ordering::Relaxed);
+        self.flow_counter += 1;
+        false
+    }
+
     /// The measured part is over at `now`: the result, and the `write_iolog` text.
     fn finish(&mut self, now: Instant) {
+        // `flow_exit_job`: the flow forgets this thread's I/Os and weight.
+        if let Some(f) = self.flow.take() {
+            f.counter.fetch_sub(self.flow_counter, Ordering::Relaxed);
+            f.weight.fetch_sub(self.job.flow as u64, Ordering::Relaxed);
+        }
         let runtime = now.saturating_duration_since(self.measured_from);
         if let (Some(v), Some(path)) = (self.logged.take(), self.job.write_iolog.clone()) {
             let names: Vec<String> = self.job.file_names(0);
@@ -737,6 +766,19 @@ impl JobThread {
                     }
                     let can_issue = self.more_to_issue(now)
                         && (!self.is_async() || self.inflight.len() < self.job.iodepth as usize);
+                    if can_issue && self.flow.is_some() && self.held.is_none() && self.flow_ahead() {
+                        // Over its share: with `flow_sleep`, quiesce and sleep; without,
+                        // fio's loop spins until the others catch up.
+                        if self.job.flow_sleep_us == 0 {
+                            self.pending = Pending::Other;
+                            return ThreadOp::Spin(FLOW_SPIN);
+                        }
+                        if !self.inflight.is_empty() {
+                            self.pending = Pending::Reap;
+                            return ThreadOp::Reap { min: 1 };
+                        }
+                        return self.sleep(Duration::from_micros(self.job.flow_sleep_us));
+                    }
                     if can_issue {
                         let (write, fi, offset, len) = match self.held.take() {
                             Some(io) => io,
@@ -788,6 +830,40 @@ impl JobThread {
                 Step::Done => return ThreadOp::Exit,
             }
         }
+    }
+}
+
+/// One flow id's shared counts (fio's `struct fio_flow`): I/Os counted (from 1, as
+/// `flow_get` starts it) and the weights of its threads.
+#[derive(Debug)]
+pub struct Flow {
+    counter: AtomicU64,
+    weight: AtomicU64,
+}
+
+/// The run's flows, by id (`flow_init_job` for each thread with a `flow` weight).
+#[derive(Debug, Default)]
+pub struct Flows {
+    by_id: Vec<(u32, Arc<Flow>)>,
+}
+
+impl Flows {
+    /// Put thread `t` in its job's flow, if the job has a weight.
+    pub fn join(&mut self, t: &mut JobThread) {
+        let (w, id) = (t.job.flow, t.job.flow_id);
+        if w == 0 {
+            return;
+        }
+        let f = match self.by_id.iter().find(|f| f.0 == id) {
+            Some(f) => Arc::clone(&f.1),
+            None => {
+                let f = Arc::new(Flow { counter: AtomicU64::new(1), weight: AtomicU64::new(0) });
+                self.by_id.push((id, Arc::clone(&f)));
+                f
+            }
+        };
+        f.weight.fetch_add(w as u64, Ordering::Relaxed);
+        t.flow = Some(f);
     }
 }
 

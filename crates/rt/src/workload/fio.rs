@@ -32,7 +32,7 @@ use crate::sys::{ALIGN, IoBuf};
 use iosched_benchmarks::fio::job::{Engine, Job, JobSet, Pattern};
 use iosched_benchmarks::fio::report::{JobResult, Report};
 use iosched_benchmarks::fio::stream::Region;
-use iosched_benchmarks::fio::thread::{JobThread, Outcome, Reaped, Terminator, ThreadOp};
+use iosched_benchmarks::fio::thread::{Flows, JobThread, Outcome, Reaped, Terminator, ThreadOp};
 use iosched_benchmarks::fio::value::SizeOrPercent;
 use iosched_core::Op;
 use std::collections::{BTreeMap, HashMap};
@@ -380,6 +380,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
         end += size;
     }
     let mut threads = Vec::new();
+    let mut flows = Flows::default();
     let mut number = 0;
     for (ji, job) in jobs.jobs.iter().enumerate() {
         for clone in 0..job.numjobs {
@@ -398,8 +399,10 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
                     job.file_names(clone).iter().map(|n| (Region { start, len: per_file }, placed[n])).unzip()
                 }
             };
+            let mut thread = JobThread::new(job, jobs.groups[ji], clone, regions, number, seed);
+            flows.join(&mut thread);
             threads.push(Thread {
-                thread: JobThread::new(job, jobs.groups[ji], clone, regions, number, seed),
+                thread,
                 number: number as usize - 1,
                 bases,
                 phase: jobs.phases[ji],

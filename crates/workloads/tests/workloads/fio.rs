@@ -357,3 +357,27 @@ fn exitall_terminates_what_exit_what_names() {
     let r = runtimes(&["--exitall"], "all");
     assert!(about(r[1], 1000) && about(r[2], 1000) && r[3] == 0, "all: the later phase never runs: {r:?}");
 }
+
+/// `flow`: the jobs of one flow id keep their I/Os in the ratio of their weights
+/// (`flow_threshold_exceeded`), with `flow_sleep` or spinning without it; without a
+/// weight they run as they can.
+#[test]
+fn flow_keeps_jobs_in_the_ratio_of_their_weights() {
+    let m = Machine::new("ide-2003", 256 << 20, "p4-ht", 1).with_host("linux-2.6");
+    let ratio = |a: &[&str], b: &[&str]| {
+        let mut args = vec!["--rw=randread", "--size=64m", "--direct=1", "--runtime=2", "--time_based"];
+        args.push("--name=a");
+        args.extend(a);
+        args.push("--name=b");
+        args.extend(b);
+        let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: false };
+        let r = run(&spec("noop"), &cfg).unwrap().report;
+        r.jobs[1].dirs[0].total_ios as f64 / r.jobs[0].dirs[0].total_ios as f64
+    };
+    let free = ratio(&[], &[]);
+    assert!((0.8..1.25).contains(&free), "no flow: {free}");
+    let spun = ratio(&["--flow=1"], &["--flow=3"]);
+    assert!((2.7..3.3).contains(&spun), "1:3, spinning: {spun}");
+    let slept = ratio(&["--flow=1", "--flow_sleep=1000"], &["--flow=3", "--flow_sleep=1000"]);
+    assert!((2.7..3.3).contains(&slept), "1:3, sleeping: {slept}");
+}
