@@ -479,33 +479,49 @@ fn bins(clat_ns: &[u64]) -> serde_json::Map<String, Value> {
         .collect()
 }
 
+/// A latency object (`add_ddir_lat_json`) of `ns`: min, max, mean, stddev and `n` (the
+/// direction's I/O count), with fio's default percentiles where there are samples.
+fn lat_json(ns: &[u64], n: u64) -> Value {
+    let m = Moments::of(ns);
+    let mut v = json!({ "min": m.min, "max": m.max, "mean": m.mean, "stddev": m.dev, "N": n });
+    if !ns.is_empty() {
+        let pct: serde_json::Map<String, Value> =
+            PERCENTILES.iter().zip(percentiles(ns, &PERCENTILES)).map(|(p, v)| (format!("{p:.6}"), json!(v))).collect();
+        v["percentile"] = Value::Object(pct);
+    }
+    v
+}
+
+/// `convert_agg_kbytes_percent`: a direction's mean bandwidth sample (KiB/s) as a share
+/// of its reporting group's aggregate, at most 100; 100 where the aggregate is under
+/// 1 KiB/s.
+fn share_of_group(mean_kib: f64, group: Option<GroupDir>) -> f64 {
+    match group {
+        Some(g) if g.agg > 1024 => (mean_kib * 100.0 / (g.agg as f64 / 1024.0)).min(100.0),
+        _ => 100.0,
+    }
+}
+
 /// One direction's object (`add_ddir_status_json`); `group` is its reporting group's
 /// figures in that direction, for `bw_agg`.
 fn dir_json(d: &DirStats, runtime_ms: u64, group: Option<GroupDir>, plus: bool) -> Value {
-    let m = Moments::of(&d.clat_ns);
-    let vals = percentiles(&d.clat_ns, &PERCENTILES);
-    let pct: serde_json::Map<String, Value> =
-        PERCENTILES.iter().zip(&vals).map(|(p, v)| (format!("{p:.6}"), json!(v))).collect();
     let bw_bytes = (d.io_bytes * 1000).checked_div(runtime_ms).unwrap_or(0);
     let iops = if runtime_ms > 0 { d.total_ios as f64 * 1000.0 / runtime_ms as f64 } else { 0.0 };
-    let lat = json!({ "min": m.min, "max": m.max, "mean": m.mean, "stddev": m.dev, "N": d.total_ios });
-    let mut clat = lat.clone();
-    if !pct.is_empty() {
-        clat["percentile"] = Value::Object(pct);
-        // As fio: the histogram where there are percentiles (samples).
-        if plus {
-            clat["bins"] = Value::Object(bins(&d.clat_ns));
-        }
+    let mut clat = lat_json(&d.clat_ns, d.total_ios);
+    // `lat_ns` is `clat_ns` (no submission latency), without percentiles, as fio's
+    // default `lat_percentiles=0` gives it.
+    let mut lat = clat.clone();
+    if let Some(o) = lat.as_object_mut() {
+        o.remove("percentile");
+    }
+    // As fio: the histogram where there are percentiles (samples).
+    if plus && !d.clat_ns.is_empty() {
+        clat["bins"] = Value::Object(bins(&d.clat_ns));
     }
     let bw = d.interval_stats(runtime_ms, true);
     let io = d.interval_stats(runtime_ms, false);
-    // `convert_agg_kbytes_percent`: the mean sample's share of the group's aggregate,
-    // at most 100; 0 without samples.
-    let agg = match (bw.samples, group) {
-        (0, _) => 0.0,
-        (_, Some(g)) if g.agg > 1024 => (bw.mean * 100.0 / (g.agg as f64 / 1024.0)).min(100.0),
-        _ => 100.0,
-    };
+    // 0 without samples, as fio leaves it.
+    let agg = if bw.samples == 0 { 0.0 } else { share_of_group(bw.mean, group) };
     json!({
         "io_bytes": d.io_bytes,
         "io_kbytes": d.io_bytes >> 10,
@@ -535,15 +551,7 @@ fn dir_json(d: &DirStats, runtime_ms: u64, group: Option<GroupDir>, plus: bool) 
 /// The `sync` object (`add_ddir_status_json` for `DDIR_SYNC`): the syncs and their
 /// latency, with its percentiles where there were any.
 fn sync_json(j: &JobResult) -> Value {
-    let m = Moments::of(&j.sync_lat_ns);
-    let mut lat = json!({ "min": m.min, "max": m.max, "mean": m.mean, "stddev": m.dev, "N": m.samples });
-    if !j.sync_lat_ns.is_empty() {
-        let vals = percentiles(&j.sync_lat_ns, &PERCENTILES);
-        let pct: serde_json::Map<String, Value> =
-            PERCENTILES.iter().zip(&vals).map(|(p, v)| (format!("{p:.6}"), json!(v))).collect();
-        lat["percentile"] = Value::Object(pct);
-    }
-    json!({ "total_ios": j.fsyncs, "lat_ns": lat })
+    json!({ "total_ios": j.fsyncs, "lat_ns": lat_json(&j.sync_lat_ns, j.sync_lat_ns.len() as u64) })
 }
 
 /// fio's `--output-format=json` document for a run, with the fields this model computes
@@ -788,8 +796,7 @@ pub fn normal(r: &Report) -> String {
             show_percentiles(&mut s, "clat", &st.clat_ns, &PERCENTILES);
             let bw = st.interval_stats(ms, true);
             if bw.samples > 0 {
-                let agg = groups.get(&j.groupid).and_then(|g| g[d]).map_or(0, |g| g.agg);
-                let per = if agg > 1024 { (bw.mean * 100.0 / (agg as f64 / 1024.0)).min(100.0) } else { 100.0 };
+                let per = share_of_group(bw.mean, groups.get(&j.groupid).and_then(|g| g[d]));
                 let (mut b, mut unit) = (bw, "KiB");
                 if b.mean > 1024.0 * 1024.0 {
                     (b.min, b.max, b.mean, b.dev, unit) =

@@ -193,7 +193,7 @@ fn submit(job: &Arc<JobRun>, d: &mut Driven, io: ThreadOp) {
     let op = if write { Op::Write } else { Op::Read };
     let j = Arc::clone(job);
     let sent = job.handle.submit(op, d.bases[file] + offset, buf, move |c: Completion| {
-        let mut d = j.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut d = lock(&j.state);
         if let Some(b) = c.buf {
             d.bufs.push(b);
         }
@@ -272,7 +272,7 @@ fn step(job: &Arc<JobRun>, d: &mut Driven, mut op: ThreadOp, now: iosched_core::
 /// what was queued came back first).
 fn drive(job: &Arc<JobRun>) -> Option<IoError> {
     let mut op = {
-        let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut d = lock(&job.state);
         d.thread.next(now_of(job.epoch), Outcome::None)
     };
     loop {
@@ -296,7 +296,7 @@ fn drive(job: &Arc<JobRun>) -> Option<IoError> {
             }
             ThreadOp::Open(_) | ThreadOp::Close(_) => {}
             ThreadOp::Io { queued: false, .. } => {
-                let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
+                let mut d = lock(&job.state);
                 submit(job, &mut d, op);
                 while d.sync.is_none() {
                     d = job.wake.wait(d).unwrap_or_else(|e| e.into_inner());
@@ -315,16 +315,16 @@ fn drive(job: &Arc<JobRun>) -> Option<IoError> {
             }
             ThreadOp::Fsync { .. } => {
                 if let Err(e) = job.handle.fsync() {
-                    job.state.lock().unwrap_or_else(|e| e.into_inner()).fail(e);
+                    lock(&job.state).fail(e);
                 }
             }
             ThreadOp::Exit => {
-                return job.state.lock().unwrap_or_else(|e| e.into_inner()).error.take();
+                return lock(&job.state).error.take();
             }
             queued_or_reap => {
                 // Submissions and reaps: stepped here until an op that blocks comes back,
                 // by this thread or by a completion on the dispatcher thread.
-                let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
+                let mut d = lock(&job.state);
                 step(job, &mut d, queued_or_reap, now_of(job.epoch));
                 while d.handoff.is_none() {
                     d = job.wake.wait_timeout(d, STOP_POLL).unwrap_or_else(|e| e.into_inner()).0;
@@ -336,7 +336,7 @@ fn drive(job: &Arc<JobRun>) -> Option<IoError> {
                 continue;
             }
         }
-        let mut d = job.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut d = lock(&job.state);
         if job.stop.load(Ordering::Relaxed) {
             d.thread.stop_issuing();
         }
@@ -452,7 +452,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
         let done = Arc::new(AtomicU64::new(0));
         let planned = group.iter().map(|t| t.thread.planned_ios()).sum::<Option<u64>>();
         {
-            let mut r = running.0.lock().unwrap_or_else(|e| e.into_inner());
+            let mut r = lock(&running.0);
             for t in &group {
                 *r.entry(t.thread.job().name.clone()).or_insert(0) += 1;
             }
@@ -473,7 +473,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
                     s.spawn(move || {
                         let name = t.thread.job().name.clone();
                         if let Some(waitee) = t.thread.job().wait_for.clone() {
-                            let mut r = running.0.lock().unwrap_or_else(|e| e.into_inner());
+                            let mut r = lock(&running.0);
                             while r.get(&waitee).is_some_and(|n| *n > 0) && !stop.load(Ordering::Relaxed) {
                                 r = running.1.wait_timeout(r, STOP_POLL).unwrap_or_else(|e| e.into_inner()).0;
                             }
@@ -506,7 +506,7 @@ pub fn run(path: &Path, mut opts: Options, jobs: &JobSet, seed: u64, ctl: &Contr
                         let mut thread = job.state.into_inner().unwrap_or_else(|e| e.into_inner()).thread;
                         let result = thread.take_result().or_else(|| thread.stop_result(now_of(epoch)));
                         let iolog = thread.take_iolog();
-                        let mut r = running.0.lock().unwrap_or_else(|e| e.into_inner());
+                        let mut r = lock(&running.0);
                         if let Some(n) = r.get_mut(&name) {
                             *n -= 1;
                         }

@@ -300,31 +300,23 @@ pub fn real_jobs_keep_the_simulators_rules() {
     assert!((480_000..650_000).contains(&us), "runtime after the ramp: {us} µs");
     let r = run(&["--rw=write", "--size=64k", "--fsync=4"], true);
     assert_eq!(r.report.jobs[0].fsyncs, 4);
-    let flushes = |r: &iosched_rt::workload::fio::FioRun| {
-        r.runtime
-            .trace
-            .as_ref()
-            .unwrap()
-            .records
+    // Every request the queue took in, in order: (op, sector, sectors).
+    let arrivals = |r: &iosched_rt::workload::fio::FioRun| -> Vec<(Op, u64, u32)> {
+        let records = &r.runtime.trace.as_ref().unwrap().records;
+        records
             .iter()
-            .filter(|x| matches!(x, Record::Arrival { rq, .. } if rq.op == Op::Flush))
-            .count()
+            .filter_map(|x| match x {
+                Record::Arrival { rq, .. } => Some((rq.op, rq.sector, rq.len_sectors)),
+                _ => None,
+            })
+            .collect()
     };
+    let flushes = |r: &iosched_rt::workload::fio::FioRun| arrivals(r).iter().filter(|a| a.0 == Op::Flush).count();
     assert_eq!(flushes(&r), 4, "each fsync a flush through the queue");
     // A log written on the target, replayed there: the same I/Os in the same order.
     let log = dir.path("j.iolog");
     let ops = |r: &iosched_rt::workload::fio::FioRun| -> Vec<(Op, u64, u32)> {
-        r.runtime
-            .trace
-            .as_ref()
-            .unwrap()
-            .records
-            .iter()
-            .filter_map(|x| match x {
-                Record::Arrival { rq, .. } if rq.op != Op::Flush => Some((rq.op, rq.sector, rq.len_sectors)),
-                _ => None,
-            })
-            .collect()
+        arrivals(r).into_iter().filter(|a| a.0 != Op::Flush).collect()
     };
     let w =
         run(&["--rw=randrw", "--ioengine=libaio", "--iodepth=4", &format!("--write_iolog={}", log.display())], true);
