@@ -53,7 +53,12 @@ pub struct Logs {
 
 /// A fio log's line: five or more integer columns.
 fn is_fio_log_line(l: &str) -> bool {
-    l.split(", ").count() >= 5 && l.split(", ").all(|f| f.trim().parse::<i64>().is_ok())
+    let fields: Vec<&str> = l.split(", ").map(str::trim).collect();
+    let Some((last, rest)) = fields.split_last() else { return false };
+    // The priority column is a number, or with `log_prio` a `0x%04x` value.
+    let prio = last.parse::<i64>().is_ok()
+        || last.strip_prefix("0x").is_some_and(|h| h.len() == 4 && u16::from_str_radix(h, 16).is_ok());
+    fields.len() >= 5 && prio && rest.iter().all(|f| f.parse::<i64>().is_ok())
 }
 
 /// `write_iolog` replaces only a fio iolog.

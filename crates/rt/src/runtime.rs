@@ -560,6 +560,11 @@ impl Handle {
     pub fn set_prio(&mut self, prio: IoPrio) {
         self.prio = prio;
     }
+
+    /// The I/O priority its requests carry.
+    pub fn prio(&self) -> IoPrio {
+        self.prio
+    }
     /// Whether each submission unplugs the queue (default true, like the kernel's
     /// O_DIRECT path, which runs the queue right after submitting). Batching callers set
     /// false and call [`Handle::unplug`] after a batch.
@@ -668,7 +673,21 @@ impl Handle {
         buf: IoBuf,
         done: impl FnOnce(Completion) + Send + 'static,
     ) -> Result<(), IoError> {
-        let (rq, buf) = match op {
+        self.submit_with_prio(op, offset, buf, self.prio, done)
+    }
+
+    /// [`Handle::submit`] of a request that carries `prio` instead of the handle's: an
+    /// I/O with a priority of its own (Linux's `IOCB_FLAG_IOPRIO`, io_uring's
+    /// `sqe->ioprio`; fio's `cmdprio_*`). The owner stays the handle's.
+    pub fn submit_with_prio(
+        &self,
+        op: Op,
+        offset: u64,
+        buf: IoBuf,
+        prio: IoPrio,
+        done: impl FnOnce(Completion) + Send + 'static,
+    ) -> Result<(), IoError> {
+        let (mut rq, buf) = match op {
             Op::Read | Op::Write => {
                 self.check(offset, buf.len())?;
                 (self.request(op, offset, buf.len(), false), Some(Buf::Owned(buf)))
@@ -681,6 +700,7 @@ impl Handle {
                 return Err(IoError::Invalid("discard is not supported".into()));
             }
         };
+        rq.prio = prio;
         let sub = Sub { rq, buf, reply: Reply::Callback(Box::new(done)), unplug: self.unplug, place: None };
         if self.shared.send(Msg::Submit(sub)) { Ok(()) } else { Err(IoError::Stopped) }
     }

@@ -56,6 +56,8 @@ pub struct File {
     pub dir: DirId,
     pub inode: u64,
     pub size: u64,
+    /// A block device node ([`Fs::create_device`]): the whole file system's blocks, raw.
+    pub device: bool,
     /// File block → disk block, for allocated blocks (sorted, contiguous runs).
     extents: Extents,
     /// Indirect blocks by the first file block they map.
@@ -529,6 +531,7 @@ impl Fs {
             dir,
             inode,
             size: 0,
+            device: false,
             extents: Extents::default(),
             indirect: BTreeMap::new(),
             last_block: None,
@@ -587,6 +590,29 @@ impl Fs {
         }
         self.files[f.0 as usize].size = size;
         f
+    }
+
+    /// A block device node named `name` (fio's `filename=/dev/sdb`): a file whose block `b`
+    /// is the file system's block `b`, every block of the partition from its first sector
+    /// on, as the partition's device (`/dev/sdb1`) reads them — over the file system's
+    /// metadata and files, as raw I/O to a mounted disk's device would be. Nothing is
+    /// allocated for it, and it has no indirect blocks: the block device's inode lives in
+    /// memory (bdev's pseudo file system), so opening it reads no directory and its
+    /// times dirty no inode block ([`File::device`]).
+    pub fn create_device(&mut self, dir: DirId, name: &str) -> FileId {
+        let f = self.create(dir, name);
+        let total = self.total_blocks;
+        let file = &mut self.files[f.0 as usize];
+        file.device = true;
+        file.extents.insert(0, (0, total));
+        file.blocks = total;
+        file.size = total * BLOCK;
+        f
+    }
+
+    /// The size of [`Fs::create_device`]'s node: the partition's bytes.
+    pub fn device_bytes(&self) -> u64 {
+        self.total_blocks * BLOCK
     }
 
     /// The first file block mapped by the indirect block needed for file block `fb`,

@@ -580,7 +580,7 @@ impl Worker {
     fn submit_op(&self, offset: u64) -> SysOp {
         let (file, len, write) = (self.file, self.cfg.record, self.rw().is_write());
         match (self.cfg.direct, write) {
-            (true, write) => SysOp::AioSubmit { file, offset, len, write },
+            (true, write) => SysOp::AioSubmit { file, offset, len, write, prio: None },
             (false, true) => SysOp::Write { file, offset, len },
             (false, false) => SysOp::Read { file, offset, len },
         }

@@ -20,15 +20,22 @@
 //!   carries out as the host's system calls: a sync engine's I/O is one blocking call,
 //!   buffered or, with `direct=1`, O_DIRECT; `libaio`, `io_uring` and `posixaio` with
 //!   `direct=1` submit (`io_submit`) and reap one or more at a time (the host's
-//!   `io_getevents` returns a count: the I/Os submitted longest ago are taken as the ones
-//!   reaped); without `direct` Linux performs a buffered AIO inside the submission, so they
+//!   `io_getevents` returns the events of the I/Os that completed, in completion order,
+//!   so each I/O's latency is its own); without `direct` Linux performs a buffered AIO
+//!   inside the submission, so they
 //!   are blocking calls too, as in fio on 2.6; `mmap` touches mapped pages.
-//! - **Priority**: `prioclass` / `prio` as the job's I/O priority.
+//! - **Priority**: `prioclass` / `prio` as the job's I/O priority (the task's).
 //! - **Logs**: a replayed log's files are its own, each as large as its furthest I/O;
 //!   `write_iolog`'s text is returned in [`FioRun::iologs`] for the caller to write.
 //!
-//! Refused, with the job named: trim (`rw=trim`, …), `cmdprio_percentage`, a percentage for
-//! `size` or `offset` (of a file that does not exist yet), `filesize` ranges.
+//! - **Devices**: a job whose `filename`s are block devices (`/dev/…`) does its I/O on the
+//!   simulated disk's partition, raw ([`iosched_sim::Fs::create_device`]), sized as fio
+//!   sizes a device: without `size`, to its end; percentages of it.
+//! - **Per-command priorities** (`cmdprio_*`): an async I/O drawn for one carries it in
+//!   its requests (`SysOp::AioSubmit`'s `prio`), as the block layer carries `bi_ioprio`.
+//!
+//! Refused, with the job named: trim (`rw=trim`, …), a percentage for `size` or `offset`
+//! of a file that does not exist yet, `filesize` ranges.
 
 use crate::error::Error;
 use crate::machine::{Finished, Machine, RunSpec};
@@ -78,23 +85,24 @@ pub fn run(spec: &SchedSpec, cfg: &FioConfig) -> Result<FioRun, Error> {
 /// what each job did until then (fio's report when it is stopped), with the error beside
 /// it. A stopped run has no queue trace.
 pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<Error>), Error> {
-    for j in &cfg.jobs.jobs {
+    let jobs = &on_devices(&cfg.jobs, cfg.machine.device_bytes()?)?;
+    for j in &jobs.jobs {
         check(j)?;
     }
     let results: Shared<Vec<Option<JobResult>>> = Rc::new(RefCell::new(Vec::new()));
     let iologs: Shared<Vec<(usize, String, String)>> = Rc::new(RefCell::new(Vec::new()));
     let stopped_at: Shared<Option<Instant>> = Rc::new(RefCell::new(None));
-    let terminator: Shared<Terminator> = Rc::new(RefCell::new(Terminator::new(&cfg.jobs)));
+    let terminator: Shared<Terminator> = Rc::new(RefCell::new(Terminator::new(jobs)));
     let mut flows = Flows::default();
     let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
     let ((), Finished { trace, sim, disk }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
         let root = sim.fs.root();
-        let ids = make_files(sim, root, &cfg.jobs)?;
+        let ids = make_files(sim, root, jobs)?;
         let mut phases: Vec<VecDeque<Worker>> = Vec::new();
         let mut thread_number = 0u64;
-        for (ji, job) in cfg.jobs.jobs.iter().enumerate() {
-            let group = cfg.jobs.groups[ji];
-            let phase = cfg.jobs.phases[ji] as usize;
+        for (ji, job) in jobs.jobs.iter().enumerate() {
+            let group = jobs.groups[ji];
+            let phase = jobs.phases[ji] as usize;
             for clone in 0..job.numjobs {
                 thread_number += 1;
                 let files: Vec<JobFile> = match job.replay_files() {
@@ -126,6 +134,8 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     iologs: iologs.clone(),
                     stopped_at: stopped_at.clone(),
                     reaping: false,
+                    aio_tokens: Default::default(),
+                    aio_submitted: 0,
                     terminator: terminator.clone(),
                     number: thread_number as usize - 1,
                     started: false,
@@ -167,14 +177,12 @@ fn check(j: &Job) -> Result<(), Error> {
     if matches!(j.rw, Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite) {
         return bad("trim is not modelled in the simulator's host");
     }
-    if j.cmdprio_percentage != [0, 0] {
-        return bad("cmdprio_percentage is not modelled yet");
-    }
-    if matches!(j.size, Some(SizeOrPercent::Percent(_))) || matches!(j.offset, SizeOrPercent::Percent(_)) {
+    if j.existing_size.is_none() && matches!(j.io_size, Some(SizeOrPercent::Percent(_))) {
         return bad("a percentage of a file's size needs the file to exist; give bytes");
     }
-    if matches!(j.offset_increment, SizeOrPercent::Percent(_)) || matches!(j.io_size, Some(SizeOrPercent::Percent(_))) {
-        return bad("percentages for offset_increment and io_size are not modelled; give bytes");
+    if j.verify.is_some() && j.do_verify && j.rw.writes() && !j.direct {
+        return bad("verify with direct=0: fio drops the file's cached pages before it reads them back \
+             (`file_invalidate_cache`), which this model does not do; give direct=1");
     }
     if j.filesize.is_some_and(|(a, b)| a != b) {
         return bad("a filesize range is not modelled; give one size");
@@ -185,18 +193,51 @@ fn check(j: &Job) -> Result<(), Error> {
         }
         return Ok(());
     }
-    if j.size.is_none() && j.filesize.is_none() {
-        if let Some(dev) = j.filename.iter().find(|f| f.starts_with("/dev/")) {
-            // fio sizes a job on a block device by the device; the simulator's jobs run on
-            // files of its file system, whose size the job must give.
-            return bad(&format!(
-                "no size: fio would take {dev}'s size from the device; in the simulator a job's files are files \
-                 on the simulated disk's file system, so give size= (e.g. size=8g)"
-            ));
-        }
-        return bad("no size: fio needs size= or filesize= for a file it creates");
+    if let Some(e) = (0..j.numjobs).find_map(|c| j.region_error(c)) {
+        return bad(&e);
     }
     iosched_benchmarks::fio::thread::check(j).or_else(|e| bad(&e))
+}
+
+/// Whether a file name names a block device: in the simulator, the simulated disk.
+/// (The character devices of [`CHAR_DEVICES`] are refused before.)
+fn is_device(name: &str) -> bool {
+    name.starts_with("/dev/")
+}
+
+/// Character devices fio jobs name (`/dev/null` to sink writes, `/dev/zero` to read
+/// zeros): their I/O reaches no disk, so a simulated run would have nothing of them to
+/// schedule, and they are refused.
+const CHAR_DEVICES: &[&str] =
+    &["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/tty"];
+
+/// `jobs` with each job whose files are block devices (`filename=/dev/…`) on the simulated
+/// disk's partition of `device_bytes` ([`Job::existing_size`]): fio sizes such a job by
+/// the device. A job naming both a device and other files is refused.
+fn on_devices(jobs: &JobSet, device_bytes: u64) -> Result<JobSet, Error> {
+    let mut out = jobs.clone();
+    for j in &mut out.jobs {
+        if let Some(c) = j.filename.iter().find(|f| CHAR_DEVICES.contains(&f.as_str())) {
+            return Err(Error::Invalid(format!(
+                "{}: job `{}`: filename={c}: a character device, whose I/O reaches no disk; the simulator's \
+                 jobs do I/O on its disk (a block device such as /dev/sdb, or files)",
+                j.origin, j.section
+            )));
+        }
+        let devices = j.filename.iter().filter(|f| is_device(f)).count();
+        if devices == 0 || j.iolog.is_some() {
+            continue;
+        }
+        if devices < j.filename.len() {
+            return Err(Error::Invalid(format!(
+                "{}: job `{}`: filename names both a block device and files; the simulator's devices are its one \
+                 disk, its files files on that disk's file system",
+                j.origin, j.section
+            )));
+        }
+        j.existing_size = Some(device_bytes);
+    }
+    Ok(out)
 }
 
 /// One file of a job: where its I/O region is.
@@ -249,7 +290,17 @@ fn make_files(
             (free * block) >> 20
         ));
     }
-    Ok(files.into_iter().map(|(n, size)| (n.clone(), sim.fs.create_with_size(root, &n, size))).collect())
+    let mut ids: std::collections::HashMap<String, FileId> =
+        files.into_iter().map(|(n, size)| (n.clone(), sim.fs.create_with_size(root, &n, size))).collect();
+    for job in jobs.jobs.iter().filter(|j| j.existing_size.is_some()) {
+        for name in &job.filename {
+            if !ids.contains_key(name) {
+                let id = sim.fs.create_device(root, name);
+                ids.insert(name.clone(), id);
+            }
+        }
+    }
+    Ok(ids)
 }
 
 /// The phases in order (`stonewall`): spawn a phase's jobs in job order, as fio's
@@ -344,8 +395,12 @@ struct Worker {
     /// When a limit stopped the run (set before the simulator is dropped): a job that has
     /// not finished then reports what it did so far, as fio does when it is stopped.
     stopped_at: Shared<Option<Instant>>,
-    /// The last call was a reap: its outcome is the count the host returns.
+    /// The last call was a reap: its outcome names the I/Os the host reaped.
     reaping: bool,
+    /// The thread's token of each async I/O in flight, by its number among this task's
+    /// submissions (the host's [`Outcome::reaped`] names them so).
+    aio_tokens: std::collections::HashMap<u64, u64>,
+    aio_submitted: u64,
     /// `exitall`: this thread's number among the run's, and whether it has started.
     terminator: Shared<Terminator>,
     number: usize,
@@ -354,13 +409,13 @@ struct Worker {
 
 impl Worker {
     /// The I/O's system call: fio's engine for the job, buffered or O_DIRECT.
-    fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64, queued: bool) -> SysOp {
+    fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64, queued: bool, prio: Option<IoPrio>) -> SysOp {
         let job = self.thread.job();
         if job.ioengine == Engine::Mmap {
             return if write { SysOp::MmapWrite { file, offset, len } } else { SysOp::MmapRead { file, offset, len } };
         }
         match (queued, job.direct, write) {
-            (true, _, write) => SysOp::AioSubmit { file, offset, len, write },
+            (true, _, write) => SysOp::AioSubmit { file, offset, len, write, prio },
             (false, true, false) => SysOp::DirectRead { file, offset, len },
             (false, true, true) => SysOp::DirectWrite { file, offset, len },
             (false, false, false) => SysOp::Read { file, offset, len },
@@ -382,7 +437,9 @@ impl Worker {
 impl Program for Worker {
     fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
         let outcome = match (done, std::mem::take(&mut self.reaping)) {
-            (Some(d), true) => ThreadOutcome::Reaped(Reaped::Oldest(d.bytes as usize)),
+            (Some(d), true) => ThreadOutcome::Reaped(Reaped::These(
+                d.reaped.iter().filter_map(|n| self.aio_tokens.remove(n)).collect(),
+            )),
             (Some(d), false) => ThreadOutcome::Moved(d.bytes),
             (None, _) => ThreadOutcome::None,
         };
@@ -396,8 +453,13 @@ impl Program for Worker {
             ThreadOp::Spin(d) => SysOp::Think(d),
             ThreadOp::Open(i) => SysOp::Open { file: self.files[i] },
             ThreadOp::Close(i) => SysOp::Close { file: self.files[i] },
-            ThreadOp::Io { write, file, offset, len, queued, .. } => {
-                self.data_op(write, self.files[file], offset, len, queued)
+            ThreadOp::Io { write, file, offset, len, queued, prio, token } => {
+                let op = self.data_op(write, self.files[file], offset, len, queued, prio);
+                if matches!(op, SysOp::AioSubmit { .. }) {
+                    self.aio_tokens.insert(self.aio_submitted, token);
+                    self.aio_submitted += 1;
+                }
+                op
             }
             ThreadOp::Reap { min } => {
                 self.reaping = true;

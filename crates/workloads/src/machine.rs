@@ -230,6 +230,13 @@ impl Machine {
         Ok(())
     }
 
+    /// The bytes of the disk's partition as a block device (fio's `filename=/dev/…` in the
+    /// simulator, [`iosched_sim::Fs::create_device`]).
+    pub fn device_bytes(&self) -> Result<u64, String> {
+        let profile = iosched_disk::profile::load_profile(&self.disk).map_err(|e| e.to_string())?;
+        Ok(filesystem(&self.disk, &profile)?.device_bytes())
+    }
+
     /// Check that `bytes` of file data (`what`, as the user gave it) fit on the
     /// filesystem of this machine's disk, with room for ext2's indirect blocks and ext3's
     /// journal — so a

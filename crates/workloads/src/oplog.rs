@@ -63,7 +63,7 @@ impl Program for Recorder {
             | SysOp::DirectWrite { file, offset, len }
             | SysOp::MmapRead { file, offset, len }
             | SysOp::MmapWrite { file, offset, len } => (Some(*file), *offset, *len, 0, Duration::ZERO),
-            SysOp::AioSubmit { file, offset, len, write } => {
+            SysOp::AioSubmit { file, offset, len, write, .. } => {
                 (Some(*file), *offset, *len, *write as u64, Duration::ZERO)
             }
             SysOp::AioWait { min } => (None, 0, 0, *min as u64, Duration::ZERO),

@@ -877,7 +877,7 @@ impl Worker {
         };
         let file = self.files[file as usize];
         match (self.is_async() && self.cfg.direct, self.cfg.direct, write) {
-            (true, _, write) => SysOp::AioSubmit { file, offset, len, write },
+            (true, _, write) => SysOp::AioSubmit { file, offset, len, write, prio: None },
             (false, true, false) => SysOp::DirectRead { file, offset, len },
             (false, true, true) => SysOp::DirectWrite { file, offset, len },
             (false, false, false) => SysOp::Read { file, offset, len },

@@ -147,6 +147,94 @@ pub enum ExitWhat {
 
 /// One job as its section (and the global sections above it) describe it. Sizes in bytes,
 /// times in microseconds, per-direction values as `[read, write, trim]`.
+/// fio's per-command priorities (`engines/cmdprio.c`), per direction (read, write):
+/// a share of the I/Os is issued with a priority of its own, which the block layer
+/// carries in the request (`bi_ioprio`) for the scheduler to read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CmdPrio {
+    /// `cmdprio_percentage`: the share of I/Os, of any block size.
+    pub percentage: [u8; 2],
+    /// `cmdprio_class` (1 RT, 2 BE, 3 IDLE; 0: not given, which means RT).
+    pub class: [u8; 2],
+    /// `cmdprio`: the level (0..=7, default 0).
+    pub level: [u8; 2],
+    /// `cmdprio_bssplit`: per block size, shares with their own priority or the
+    /// `cmdprio_class`/`cmdprio` one; nonzero shares only, by block size.
+    pub bssplit: Option<[Vec<CmdPrioSplit>; 2]>,
+}
+
+/// One `cmdprio_bssplit` entry.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct CmdPrioSplit {
+    pub bs: u64,
+    pub perc: u8,
+    /// Its own (class, level), or `None` for the `cmdprio_class`/`cmdprio` one.
+    pub prio: Option<(u8, u8)>,
+}
+
+impl CmdPrio {
+    /// Whether any I/O may get a priority of its own.
+    pub fn active(&self) -> bool {
+        self.percentage != [0, 0] || self.bssplit.as_ref().is_some_and(|b| b.iter().any(|l| !l.is_empty()))
+    }
+
+    /// `fio_cmdprio_percentage`: the percentage of I/Os of this direction and block size
+    /// that get a priority of their own (0: none, and no draw is made).
+    pub fn share(&self, write: bool, bs: u64) -> u32 {
+        let d = write as usize;
+        match &self.bssplit {
+            None => self.percentage[d] as u32,
+            Some(b) => b[d].iter().filter(|e| e.bs == bs).map(|e| e.perc as u32).sum(),
+        }
+    }
+
+    /// The priorities (class, level) direction `write`'s I/Os may be given, in the order
+    /// fio's `clat_prio` array lists them after the job's own (`fio_cmdprio_gen_perc`,
+    /// `fio_cmdprio_generate_bsprio_desc`); empty when the direction gets none.
+    pub fn values(&self, write: bool) -> Vec<(u8, u8)> {
+        let d = write as usize;
+        let implicit = (if self.class[d] == 0 { 1 } else { self.class[d] }, self.level[d]);
+        let mut out: Vec<(u8, u8)> = match &self.bssplit {
+            None if self.percentage[d] > 0 => vec![implicit],
+            None => Vec::new(),
+            Some(b) => b[d].iter().map(|e| e.prio.unwrap_or(implicit)).collect(),
+        };
+        let mut seen = Vec::new();
+        out.retain(|v| {
+            let new = !seen.contains(v);
+            seen.push(*v);
+            new
+        });
+        out
+    }
+
+    /// `fio_cmdprio_set_ioprio` after its draw: the (class, level) for an I/O whose draw
+    /// `rand` (0..=99) fell under [`CmdPrio::share`]; `None` when it did not.
+    pub fn pick(&self, write: bool, bs: u64, rand: u32) -> Option<(u8, u8)> {
+        let d = write as usize;
+        if rand >= self.share(write, bs) {
+            return None;
+        }
+        // An unset class means RT (`fio_cmdprio_parse_and_gen`).
+        let implicit = (if self.class[d] == 0 { 1 } else { self.class[d] }, self.level[d]);
+        match &self.bssplit {
+            None => Some(implicit),
+            Some(b) => {
+                let mut acc = 0;
+                b[d].iter().filter(|e| e.bs == bs).find_map(|e| {
+                    acc += e.perc as u32;
+                    (rand < acc).then(|| e.prio.unwrap_or(implicit))
+                })
+            }
+        }
+    }
+}
+
+/// fio's `ioprio_value`: class in bits 13–15, level below.
+pub fn ioprio_value(class: u8, level: u8) -> u16 {
+    (class as u16) << 13 | level as u16
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Job {
     /// The section's name: the job's files are named after it (`name.jobnum.filenum`).
@@ -234,8 +322,19 @@ pub struct Job {
     pub number_ios: u64,
     pub prio: u8,
     pub prioclass: u8,
-    /// `cmdprio_percentage=read[,write]` (libaio, io_uring).
-    pub cmdprio_percentage: [u8; 2],
+    /// `cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_bssplit` (libaio,
+    /// io_uring): I/Os issued with a priority of their own.
+    pub cmdprio: CmdPrio,
+    /// `verify=` (its checksum name; `None` for `0`, no verification) with `do_verify`:
+    /// a writing job reads back what it wrote (fio's `do_verify` after each pass, and with
+    /// `verify_backlog=N` every N writes, `verify_backlog_batch` of them at a time).
+    pub verify: Option<String>,
+    pub do_verify: bool,
+    pub verify_backlog: u64,
+    pub verify_backlog_batch: u64,
+    /// `log_prio`: the per-I/O logs' priority column holds the I/O's priority value
+    /// (`0x%04x`), not 1 for the RT class.
+    pub log_prio: bool,
     pub ioscheduler: Option<String>,
     pub invalidate: bool,
     pub create_on_open: bool,
@@ -256,6 +355,9 @@ pub struct Job {
     pub write_lat_log: Option<String>,
     pub write_bw_log: Option<String>,
     pub write_iops_log: Option<String>,
+    /// The size of the job's files when they exist before the run (a block device: the
+    /// simulator's `/dev/…`), set by the executor; `None` for files the run creates.
+    pub existing_size: Option<u64>,
 }
 
 impl Job {
@@ -331,7 +433,12 @@ impl Job {
             loops: 1,
             prio: 0,
             prioclass: 0,
-            cmdprio_percentage: [0; 2],
+            cmdprio: CmdPrio::default(),
+            verify: None,
+            do_verify: true,
+            verify_backlog: 0,
+            verify_backlog_batch: 0,
+            log_prio: false,
             ioscheduler: None,
             invalidate: true,
             create_on_open: false,
@@ -345,6 +452,7 @@ impl Job {
             write_lat_log: None,
             write_bw_log: None,
             write_iops_log: None,
+            existing_size: None,
         }
     }
 
@@ -367,25 +475,72 @@ impl Job {
         (0..self.nrfiles).map(|f| format!("{}.{jobnum}.{f}", self.section)).collect()
     }
 
-    /// Where clone `clone` does I/O in each of its files: from `offset` (+
-    /// `offset_increment` × clone), `filesize` or `size / files` bytes. `None` when a size
-    /// or offset is a percentage (of a file that has to exist first) or no size is given.
+    /// Where clone `clone` does I/O in each of its files, as fio's `setup_files` and
+    /// `get_start_offset` place it: from `offset` (+ `offset_increment` × clone), `size /
+    /// files` bytes, or with `filesize` up to that size. A job on files that exist already
+    /// ([`Job::existing_size`]: a block device) also takes its size from them: without
+    /// `size`, to the end of the file; with a percentage, that share of the file (rounded
+    /// down to whole minimal blocks); a percentage offset is a share of the file, rounded
+    /// up to a minimal block. `None` when a size or offset is a percentage of a file that
+    /// does not exist yet, or no size is given for one ([`Job::region_error`] says why).
     pub fn file_region(&self, clone: u32) -> Option<(u64, u64)> {
+        self.region(clone).ok()
+    }
+
+    /// Why [`Job::file_region`] has no region for clone `clone`, if it has none.
+    pub fn region_error(&self, clone: u32) -> Option<String> {
+        self.region(clone).err()
+    }
+
+    fn region(&self, clone: u32) -> Result<(u64, u64), String> {
         if self.iolog.is_some() {
             // Each file of a log is as large as its furthest I/O: see `replay_files`.
-            return Some((0, self.replay_files()?.iter().map(|f| f.1).max()?));
+            let ext = self.replay_files().and_then(|v| v.iter().map(|f| f.1).max());
+            return ext.map(|e| (0, e)).ok_or_else(|| "an empty log".into());
         }
-        let bytes = |v: SizeOrPercent| match v {
-            SizeOrPercent::Bytes(b) => Some(b),
-            SizeOrPercent::Percent(_) => None,
+        let real = self.existing_size;
+        let pct = |p: u8| real.map(|r| r * p as u64 / 100);
+        let exists = "a percentage of a file's size needs the file to exist; give bytes";
+        let align = self.min_bs().max(1);
+        let (increment, mut aligned) = match self.offset_increment {
+            SizeOrPercent::Bytes(b) => (b, false),
+            SizeOrPercent::Percent(p) => (pct(p).ok_or(exists)?, true),
         };
-        let files = self.file_names(clone).len() as u64;
-        let per_file = match (self.filesize, self.size) {
-            (Some((low, _)), _) => low,
-            (None, Some(s)) => bytes(s)? / files,
-            (None, None) => return None,
+        let mut offset = match self.offset {
+            SizeOrPercent::Bytes(b) => b,
+            SizeOrPercent::Percent(p) => {
+                aligned = true;
+                pct(p).ok_or(exists)?
+            }
+        } + clone as u64 * increment;
+        if aligned {
+            offset = offset.div_ceil(align) * align;
+        }
+        let files = self.file_names(clone).len().max(1) as u64;
+        let len = match (self.filesize, self.size, real) {
+            // A fixed file size: the file is that large, the region from the offset to its end.
+            (Some((low, _)), _, _) => {
+                low.checked_sub(offset).ok_or_else(|| format!("offset {offset} is past the filesize {low}"))?
+            }
+            (None, Some(SizeOrPercent::Bytes(s)), _) => s / files,
+            (None, Some(SizeOrPercent::Percent(p)), Some(r)) => {
+                let end =
+                    r.checked_sub(offset).ok_or_else(|| format!("offset {offset} is past the end ({r} bytes)"))?;
+                let share = r * p as u64 / 100;
+                share.min(end) / align * align
+            }
+            (None, None, Some(r)) => {
+                r.checked_sub(offset).ok_or_else(|| format!("offset {offset} is past the end ({r} bytes)"))?
+            }
+            (None, Some(SizeOrPercent::Percent(_)), None) => return Err(exists.into()),
+            (None, None, None) => return Err("no size: fio needs size= or filesize= for a file it creates".into()),
         };
-        Some((bytes(self.offset)? + clone as u64 * bytes(self.offset_increment)?, per_file))
+        if let Some(r) = real
+            && offset + len > r
+        {
+            return Err(format!("the region {offset}..{} is past the end of its file ({r} bytes)", offset + len));
+        }
+        Ok((offset, len))
     }
 
     /// A replayed log's files with their sizes: each as large as its furthest I/O, in
@@ -396,12 +551,14 @@ impl Job {
         Some(log.files.iter().zip(ext).map(|(n, e)| (n.clone(), e.div_ceil(4096).max(1) * 4096)).collect())
     }
 
-    /// The bytes a job thread issues when not `time_based`: `io_size` (else its files'
-    /// regions, `region_bytes`) × `loops`.
+    /// The bytes a job thread issues when not `time_based`: `io_size` (bytes, or a
+    /// percentage of its files' regions; else the regions, `region_bytes`) × `loops`.
     pub fn bytes_to_issue(&self, region_bytes: u64) -> u64 {
         let per_pass = match self.io_size {
             Some(SizeOrPercent::Bytes(b)) => b,
-            _ => region_bytes,
+            // `io_size_percent`: that share of the region.
+            Some(SizeOrPercent::Percent(p)) => region_bytes * p as u64 / 100,
+            None => region_bytes,
         };
         per_pass.saturating_mul(self.loops as u64)
     }
@@ -466,6 +623,10 @@ impl JobSet {
                 }
                 continue;
             }
+            if job.existing_size.is_some() {
+                // Its files exist already (a device): nothing to create.
+                continue;
+            }
             for clone in 0..job.numjobs {
                 let (start, len) = job.file_region(clone)?;
                 for name in job.file_names(clone) {
@@ -500,7 +661,6 @@ pub const REPORTING_ONLY: &[&str] = &[
     "stats",
     "unified_rw_reporting",
     "thread",
-    "log_prio",
     "log_offset",
     "log_unix_epoch",
     "log_alternate_epoch",
@@ -517,7 +677,8 @@ pub const REPORTING_ONLY: &[&str] = &[
     "error_dump",
 ];
 
-/// Options that change only the bytes a job writes (fio's buffer contents): accepted
+/// Options that change only the bytes a job writes (fio's buffer contents), or how
+/// `verify` checks what it reads back: accepted
 /// with a note where the disk does not look at data (the simulator), listed in
 /// [`Job::data_options`] for an executor that writes its own bytes to refuse.
 pub const DATA_ONLY: &[&str] = &[
@@ -531,6 +692,15 @@ pub const DATA_ONLY: &[&str] = &[
     "refill_buffers",
     "scramble_buffers",
     "zero_buffers",
+    // What a verification checks and how it reports, not which I/Os it makes.
+    "verify_interval",
+    "verify_offset",
+    "verify_pattern",
+    "verify_fatal",
+    "verify_dump",
+    "verify_async",
+    "verify_async_cpus",
+    "verify_state_save",
 ];
 
 /// Every option this reader gives meaning to.
@@ -605,6 +775,14 @@ pub const MODELLED: &[&str] = &[
     "prio",
     "prioclass",
     "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
+    "log_prio",
+    "verify",
+    "do_verify",
+    "verify_backlog",
+    "verify_backlog_batch",
     "ioscheduler",
     "invalidate",
     "create_on_open",
@@ -726,11 +904,12 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         return Ok(());
     }
     if DATA_ONLY.contains(&key) {
-        warnings.push(format!(
-            "{}: {key}: accepted, no effect in the simulator (it changes only the bytes written, which the \
-             simulated disk does not look at)",
-            o.origin
-        ));
+        let what = if key.starts_with("verify") {
+            "how the data read back is checked; the simulated disk holds no data, so every check passes"
+        } else {
+            "the bytes written, which the simulated disk does not look at"
+        };
+        warnings.push(format!("{}: {key}: accepted, no effect in the simulator (it changes only {what})", o.origin));
         if !job.data_options.iter().any(|k| k == key) {
             job.data_options.push(key.to_string());
         }
@@ -817,6 +996,36 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         "name" => job.name = v.to_string(),
         "wait_for" => job.wait_for = Some(v.to_string()),
         "number_ios" => job.number_ios = value::int_in(v, 0, u64::MAX >> 1).map_err(bad)?,
+        "verify" => {
+            const KINDS: &[&str] = &[
+                "0",
+                "md5",
+                "crc64",
+                "crc32",
+                "crc32c-intel",
+                "crc32c",
+                "crc16",
+                "crc7",
+                "sha1",
+                "sha256",
+                "sha512",
+                "sha3-224",
+                "sha3-256",
+                "sha3-384",
+                "sha3-512",
+                "xxhash",
+                "meta",
+                "pattern",
+                "null",
+            ];
+            if !KINDS.contains(&v) {
+                return Err(bad(format!("`{v}`: expected one of {}", KINDS.join(", "))));
+            }
+            job.verify = (v != "0").then(|| v.to_string());
+        }
+        "do_verify" => job.do_verify = flag(&o.value)?,
+        "verify_backlog" => job.verify_backlog = value::int_in(v, 0, u32::MAX as u64).map_err(bad)?,
+        "verify_backlog_batch" => job.verify_backlog_batch = value::int_in(v, 0, u32::MAX as u64).map_err(bad)?,
         "description" => job.description = Some(v.to_string()),
         "filename" => {
             // `:` separates names; `\:` is a colon in a name (fio's `get_next_str`).
@@ -971,8 +1180,14 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
                 Some(w) => value::int_in(w, 0, 100).map_err(bad)? as u8,
                 None => r,
             };
-            job.cmdprio_percentage = [r, w];
+            job.cmdprio.percentage = [r, w];
         }
+        "cmdprio_class" => {
+            job.cmdprio.class = read_write(v, |s| value::int_in(s, 1, 3).map(|c| c as u8)).map_err(bad)?
+        }
+        "cmdprio" => job.cmdprio.level = read_write(v, |s| value::int_in(s, 0, 7).map(|c| c as u8)).map_err(bad)?,
+        "cmdprio_bssplit" => job.cmdprio.bssplit = Some(cmdprio_bssplit(v, kb).map_err(bad)?),
+        "log_prio" => job.log_prio = flag(&o.value)?,
         "ioscheduler" => job.ioscheduler = Some(v.to_string()),
         "kb_base" => job.kb_base = KbBase::parse(v).map_err(bad)?,
         "read_iolog" => {
@@ -1022,6 +1237,65 @@ fn per_direction<T: Clone>(v: &str, one: impl Fn(&str) -> value::Result<T>) -> v
             Ok([r, w.clone(), w])
         }
         [a, b, c] => Ok([one(a)?, one(b)?, one(c)?]),
+        _ => Err(format!("`{v}`: expected at most three lists: read,write,trim")),
+    }
+}
+
+/// `read[,write]`: one value for both directions, or one each (a third, trim's, is
+/// ignored, as fio's cmdprio options ignore trim).
+fn read_write<T: Copy>(v: &str, one: impl Fn(&str) -> value::Result<T>) -> value::Result<[T; 2]> {
+    let parts: Vec<&str> = v.split(',').collect();
+    match parts.as_slice() {
+        [a] => {
+            let x = one(a)?;
+            Ok([x, x])
+        }
+        [a, b] | [a, b, _] => Ok([one(a)?, one(b)?]),
+        _ => Err(format!("`{v}`: expected read[,write]")),
+    }
+}
+
+/// `cmdprio_bssplit=` (`split_parse_prio_ddir`, `parse_cmdprio_bssplit_entry`): per
+/// direction (read,write; trim's list is ignored), `bs/perc` or `bs/perc/class/level`
+/// entries separated by `:`; an entry of 0 % is dropped, the rest sorted by block size,
+/// and a block size's percentages may add up to at most 100. fio clamps a class, level
+/// or percentage out of range; here it is refused.
+fn cmdprio_bssplit(v: &str, kb: KbBase) -> value::Result<[Vec<CmdPrioSplit>; 2]> {
+    let one = |list: &str| -> value::Result<Vec<CmdPrioSplit>> {
+        let mut out = Vec::new();
+        for e in list.split(':').take_while(|e| !e.is_empty()) {
+            let f: Vec<&str> = e.split('/').collect();
+            let bs = value::size(f[0], kb).map_err(|m| format!("`{e}`: {m}"))?;
+            let int = |s: &str, lo, hi, what: &str| value::int_in(s, lo, hi).map_err(|m| format!("`{e}`: {what}: {m}"));
+            let perc = match f.get(1) {
+                None | Some(&"") => 0,
+                Some(p) => int(p, 0, 100, "percentage")? as u8,
+            };
+            let prio = match f.len() {
+                1 | 2 => None,
+                4 => Some((int(f[2], 0, 3, "class")? as u8, int(f[3], 0, 7, "level")? as u8)),
+                _ => return Err(format!("`{e}`: expected bs/percentage or bs/percentage/class/level")),
+            };
+            if perc > 0 {
+                out.push(CmdPrioSplit { bs, perc, prio });
+            }
+        }
+        out.sort_by_key(|e| e.bs);
+        for bs in out.iter().map(|e| e.bs) {
+            let total: u32 = out.iter().filter(|e| e.bs == bs).map(|e| e.perc as u32).sum();
+            if total > 100 {
+                return Err(format!("`{list}`: the percentages for block size {bs} add up to {total}, more than 100"));
+            }
+        }
+        Ok(out)
+    };
+    let parts: Vec<&str> = v.split(',').collect();
+    match parts.as_slice() {
+        [a] => {
+            let l = one(a)?;
+            Ok([l.clone(), l])
+        }
+        [a, b] | [a, b, _] => Ok([one(a)?, one(b)?]),
         _ => Err(format!("`{v}`: expected at most three lists: read,write,trim")),
     }
 }
@@ -1152,6 +1426,17 @@ fn distribution(v: &str) -> value::Result<Distribution> {
 /// the combinations fio refuses.
 fn check(job: &mut Job, warnings: &mut Vec<String>) -> Result<(), Error> {
     let bad = |m: String| Error { origin: job.origin.clone(), message: format!("job `{}`: {m}", job.section) };
+    if job.cmdprio.active() || job.cmdprio.bssplit.is_some() {
+        if !matches!(job.ioengine, Engine::Libaio | Engine::IoUring) {
+            return Err(bad(format!(
+                "cmdprio_*: options of the libaio and io_uring engines, not of ioengine={}",
+                job.ioengine.name()
+            )));
+        }
+        if job.cmdprio.percentage != [0, 0] && job.cmdprio.bssplit.is_some() {
+            return Err(bad("cmdprio_percentage and cmdprio_bssplit options are mutually exclusive".into()));
+        }
+    }
     if job.rate.iter().any(|&r| r > 0) && job.rate_iops.iter().any(|&r| r > 0) {
         return Err(bad("rate and rate_iops both set: fio takes one of them".into()));
     }
@@ -1312,12 +1597,40 @@ mod tests {
         assert!(e.to_string().contains("a fio option this model does not carry out"), "{e}");
     }
 
+    /// `cmdprio_bssplit` as fio parses it (zero shares dropped, sorted by block size, an
+    /// unset class meaning RT); the options need libaio or io_uring, and
+    /// `cmdprio_percentage` excludes `cmdprio_bssplit`.
+    #[test]
+    fn cmdprio_options_read_as_fio_reads_them() {
+        let j = &jobs("[a]\nsize=1m\nioengine=libaio\nrw=randrw\ncmdprio_bssplit=1m/0:64k/25/1/1:64k/75/3/2,64k/10\n")
+            .unwrap()
+            .jobs[0];
+        let b = j.cmdprio.bssplit.as_ref().unwrap();
+        assert_eq!(b[0].len(), 2, "the 0 % entry is dropped");
+        assert_eq!((b[0][0].bs, b[0][0].perc, b[0][0].prio), (65536, 25, Some((1, 1))));
+        assert_eq!(j.cmdprio.values(false), [(1, 1), (3, 2)]);
+        assert_eq!(j.cmdprio.values(true), [(1, 0)], "no class: RT, level 0");
+        assert_eq!(j.cmdprio.share(false, 65536), 100);
+        assert_eq!(j.cmdprio.share(false, 4096), 0);
+        assert_eq!(j.cmdprio.pick(false, 65536, 24), Some((1, 1)));
+        assert_eq!(j.cmdprio.pick(false, 65536, 25), Some((3, 2)));
+        assert_eq!(j.cmdprio.pick(true, 65536, 10), None);
+        let e = jobs("[a]\nsize=1m\ncmdprio_percentage=10\n").unwrap_err();
+        assert!(e.to_string().contains("options of the libaio and io_uring engines, not of ioengine=psync"), "{e}");
+        let e = jobs("[a]\nsize=1m\nioengine=libaio\ncmdprio_percentage=10\ncmdprio_bssplit=4k/10\n").unwrap_err();
+        assert!(e.to_string().contains("mutually exclusive"), "{e}");
+        let e = jobs("[a]\nsize=1m\nioengine=libaio\ncmdprio_bssplit=4k/60:4k/50\n").unwrap_err();
+        assert!(e.to_string().contains("add up to 110, more than 100"), "{e}");
+        let e = jobs("[a]\nsize=1m\nioengine=libaio\ncmdprio_bssplit=4k/50/4/0\n").unwrap_err();
+        assert!(e.to_string().contains("class"), "{e}");
+    }
+
     #[test]
     fn refusals_name_the_file_line_and_option() {
         let e = jobs("[a]\nrw=randread\niodeph=4\n").unwrap_err();
         assert_eq!(e.to_string(), "t.fio:3: unknown option `iodeph`; did you mean `iodepth`?");
-        let e = jobs("[a]\nverify=md5\n").unwrap_err();
-        assert!(e.to_string().starts_with("t.fio:2: verify: a fio option this model does not carry out"), "{e}");
+        let e = jobs("[a]\nverify_only=1\n").unwrap_err();
+        assert!(e.to_string().starts_with("t.fio:2: verify_only: a fio option this model does not carry out"), "{e}");
         let e = jobs("[a]\nrandom_distribution=sequence:1:2\n").unwrap_err();
         assert!(e.to_string().contains("`sequence`: not modelled"), "{e}");
         // An alias stands for its option; a profile's option is accepted with a note.

@@ -11,7 +11,8 @@
 //! - [`stream`]: each job thread's I/Os (file, direction, size, offset), sans-IO, for the
 //!   executors of either world;
 //! - [`thread`]: a job thread's life — when each I/O goes, its limits, syncs, think time,
-//!   rate and replay, and its accounting — as a sans-IO state machine both executors run.
+//!   rate and replay, and its accounting — as a sans-IO state machine both executors run;
+//! - [`verify`]: the write history a `verify` job reads back, and in what order.
 //!
 //! Where fio silently reads a value as something other than it looks (`bs = 4k` as 4 bytes,
 //! `1.5k` as 1, `10sec` as 10 µs), this reader refuses it with the file, line and option,
@@ -25,6 +26,7 @@ pub mod report;
 pub mod stream;
 pub mod thread;
 pub mod value;
+pub mod verify;
 
 pub use job::{Job, JobSet};
 pub use jobfile::{Context, Error, Origin};

@@ -20,6 +20,16 @@ pub struct DirStats {
     /// I/Os completed in each [`BW_INTERVAL_MS`] (fio's `iops_avg_time` is the same
     /// 500 ms by default): fio's IOPS statistics.
     pub iops_log: Vec<u64>,
+    /// Counted by priority (fio's `clat_prio`, for a job with `cmdprio_*` or a group of
+    /// jobs of different priorities): each I/O's priority value (`ioprio_value`), in the
+    /// order of `clat_ns`, and the values in fio's order (the job's own first). Both empty
+    /// otherwise: every I/O had the job's [`JobResult::ioprio`].
+    pub prios: Vec<u16>,
+    pub prio_list: Vec<u16>,
+    /// This direction's runtime, µs, where it is not the job's: a `verify` job's read
+    /// back (fio's `update_runtime` gives `DDIR_READ` the verify phase's time, and a job
+    /// that writes only the do-I/O phase's to `DDIR_WRITE`).
+    pub runtime_us: Option<u64>,
 }
 
 /// The bandwidth log's interval, ms (fio's `bw_avg_time` default).
@@ -43,6 +53,19 @@ impl DirStats {
         }
         self.bw_log[i] += bytes;
         self.iops_log[i] += 1;
+    }
+
+    /// The completion latencies by priority (fio's `clat_prio` entries with samples), in
+    /// fio's order; empty for a direction not counted by priority. fio shows them when
+    /// there are two or more (`get_nr_prios_with_samples`).
+    pub fn by_prio(&self) -> Vec<(u16, Vec<u64>)> {
+        self.prio_list
+            .iter()
+            .filter_map(|&p| {
+                let v: Vec<u64> = self.clat_ns.iter().zip(&self.prios).filter(|x| *x.1 == p).map(|x| *x.0).collect();
+                (!v.is_empty()).then_some((p, v))
+            })
+            .collect()
     }
 
     /// fio's `bw_stat` (`is_kb`: KiB/s) or `iops_stat` of this direction: one sample per
@@ -95,6 +118,8 @@ pub struct JobResult {
     pub error_func: &'static str,
     /// Measured time (after `ramp_time`), µs.
     pub runtime_us: u64,
+    /// The job's priority value (fio's `td->ioprio`: `prioclass`/`prio`, 0 for neither).
+    pub ioprio: u16,
     /// Read, write.
     pub dirs: [DirStats; 2],
     pub fsyncs: u64,
@@ -121,6 +146,13 @@ pub struct JobResult {
     pub complete_map: [u64; 7],
 }
 
+impl JobResult {
+    /// Direction `d`'s runtime, µs ([`DirStats::runtime_us`], else the job's).
+    pub fn dir_runtime_us(&self, d: usize) -> u64 {
+        self.dirs[d].runtime_us.unwrap_or(self.runtime_us)
+    }
+}
+
 /// One completed I/O as fio's per-I/O logs record it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Sample {
@@ -129,13 +161,14 @@ pub struct Sample {
     pub write: bool,
     pub bytes: u64,
     pub clat_ns: u64,
-    /// Of the real-time I/O priority class (the log's priority column).
-    pub rt: bool,
+    /// The I/O's priority value (fio's `ioprio_value`): the log's priority column.
+    pub prio: u16,
 }
 
 /// fio 3.33's per-I/O log files for one job: (file name, text) for each log the job asks
 /// for, as `flush_samples` writes them — `time (ms), value, direction (0 read, 1 write),
-/// block size (bytes), priority (1 for the RT class)` per line. `clat` and `lat` logs
+/// block size (bytes), priority (1 for the RT class; with `log_prio`, the priority
+/// value as `0x%04x`)` per line. `clat` and `lat` logs
 /// hold the completion latency in ns (no submission latency is modelled, so `slat`'s log
 /// is not written); the `bw` log `bytes × 10⁶ / clat_ns` (`add_bw_sample`'s per-I/O
 /// rate); the `iops` log 1.
@@ -151,7 +184,14 @@ pub fn log_files(j: &JobResult, job: &super::Job) -> Vec<(String, String)> {
             let text = j
                 .samples
                 .iter()
-                .map(|s| format!("{}, {}, {}, {}, {}\n", s.at_ms, value(s), s.write as u8, s.bytes, s.rt as u8))
+                .map(|s| {
+                    let (t, v, d, b) = (s.at_ms, value(s), s.write as u8, s.bytes);
+                    if job.log_prio {
+                        format!("{t}, {v}, {d}, {b}, 0x{:04x}\n", s.prio)
+                    } else {
+                        format!("{t}, {v}, {d}, {b}, {}\n", (s.prio >> 13 == 1) as u8)
+                    }
+                })
                 .collect();
             (name, text)
         })
@@ -264,6 +304,25 @@ pub fn entries(r: &Report) -> Vec<Entry> {
             Some(Entry { job: e, members }) if j.group_reporting && e.group_reporting && e.groupid == j.groupid => {
                 *members += 1;
                 for (a, b) in e.dirs.iter_mut().zip(&j.dirs) {
+                    // `init_per_prio_stats`: a group counts by priority when a member
+                    // does, or when its members' priorities differ (`sum_clat_prio_stats`).
+                    if !a.prio_list.is_empty() || !b.prio_list.is_empty() || e.ioprio != j.ioprio {
+                        if a.prio_list.is_empty() {
+                            a.prio_list = vec![e.ioprio];
+                            a.prios = vec![e.ioprio; a.clat_ns.len()];
+                        }
+                        let (list, prios) = if b.prio_list.is_empty() {
+                            (vec![j.ioprio], vec![j.ioprio; b.clat_ns.len()])
+                        } else {
+                            (b.prio_list.clone(), b.prios.clone())
+                        };
+                        for p in list {
+                            if !a.prio_list.contains(&p) {
+                                a.prio_list.push(p);
+                            }
+                        }
+                        a.prios.extend(prios);
+                    }
                     a.io_bytes += b.io_bytes;
                     a.total_ios += b.total_ios;
                     a.clat_ns.extend_from_slice(&b.clat_ns);
@@ -274,6 +333,11 @@ pub fn entries(r: &Report) -> Vec<Entry> {
                         for (x, y) in x.iter_mut().zip(y) {
                             *x += y;
                         }
+                    }
+                }
+                for d in 0..2 {
+                    if e.dirs[d].runtime_us.is_some() || j.dirs[d].runtime_us.is_some() {
+                        e.dirs[d].runtime_us = Some(e.dir_runtime_us(d).max(j.dir_runtime_us(d)));
                     }
                 }
                 e.runtime_us = e.runtime_us.max(j.runtime_us);
@@ -318,10 +382,10 @@ pub fn groups(entries: &[Entry]) -> std::collections::BTreeMap<u32, [Option<Grou
             let js: Vec<&JobResult> = entries
                 .iter()
                 .map(|e| &e.job)
-                .filter(|j| j.groupid == g && j.dirs[d].total_ios > 0 && j.runtime_us >= 1000)
+                .filter(|j| j.groupid == g && j.dirs[d].total_ios > 0 && j.dir_runtime_us(d) >= 1000)
                 .collect();
-            let runs = js.iter().map(|j| j.runtime_us / 1000);
-            let bws = js.iter().map(|j| j.dirs[d].io_bytes * 1000 / (j.runtime_us / 1000));
+            let runs = js.iter().map(|j| j.dir_runtime_us(d) / 1000);
+            let bws = js.iter().map(|j| j.dirs[d].io_bytes * 1000 / (j.dir_runtime_us(d) / 1000));
             let bytes: u64 = js.iter().map(|j| j.dirs[d].io_bytes).sum();
             let max_run = runs.clone().max()?;
             Some(GroupDir {
@@ -522,7 +586,22 @@ fn dir_json(d: &DirStats, runtime_ms: u64, group: Option<GroupDir>, plus: bool) 
     let io = d.interval_stats(runtime_ms, false);
     // 0 without samples, as fio leaves it.
     let agg = if bw.samples == 0 { 0.0 } else { share_of_group(bw.mean, group) };
-    json!({
+    // fio's `prios` array, after `lat_ns`, when two or more priorities have samples.
+    let by_prio = d.by_prio();
+    let prios = (by_prio.len() >= 2).then(|| {
+        let list: Vec<Value> = by_prio
+            .iter()
+            .map(|(p, v)| {
+                let mut clat = lat_json(v, v.len() as u64);
+                if plus {
+                    clat["bins"] = Value::Object(bins(v));
+                }
+                json!({ "prioclass": p >> 13, "prio": p & 7, "clat_ns": clat })
+            })
+            .collect();
+        Value::Array(list)
+    });
+    let mut v = json!({
         "io_bytes": d.io_bytes,
         "io_kbytes": d.io_bytes >> 10,
         "bw_bytes": bw_bytes,
@@ -545,7 +624,18 @@ fn dir_json(d: &DirStats, runtime_ms: u64, group: Option<GroupDir>, plus: bool) 
         "iops_mean": io.mean,
         "iops_stddev": io.dev,
         "iops_samples": io.samples,
-    })
+    });
+    if let (Some(p), Some(o)) = (prios, v.as_object_mut()) {
+        let rest: Vec<(String, Value)> = std::mem::take(o).into_iter().collect();
+        for (k, x) in rest {
+            let after = k == "lat_ns";
+            o.insert(k, x);
+            if after {
+                o.insert("prios".into(), p.clone());
+            }
+        }
+    }
+    v
 }
 
 /// The `sync` object (`add_ddir_status_json` for `DDIR_SYNC`): the syncs and their
@@ -618,8 +708,8 @@ fn json_with(r: &Report, plus: bool) -> Value {
                 "groupid": j.groupid,
                 "job options": options,
                 "error": j.error,
-                "read": dir_json(&j.dirs[0], ms, g[0], plus),
-                "write": dir_json(&j.dirs[1], ms, g[1], plus),
+                "read": dir_json(&j.dirs[0], j.dir_runtime_us(0) / 1000, g[0], plus),
+                "write": dir_json(&j.dirs[1], j.dir_runtime_us(1) / 1000, g[1], plus),
                 // No trim is modelled (a job that asks for one is refused): none was issued.
                 "trim": dir_json(&DirStats::default(), ms, None, plus),
                 "sync": sync_json(j),
@@ -773,8 +863,8 @@ pub fn normal(r: &Report) -> String {
                 );
             }
         }
-        let ms = j.runtime_us / 1000;
         for (d, (st, name)) in j.dirs.iter().zip(["read", "write"]).enumerate() {
+            let ms = j.dir_runtime_us(d) / 1000;
             if st.io_bytes == 0 || ms == 0 {
                 continue;
             }
@@ -793,7 +883,17 @@ pub fn normal(r: &Report) -> String {
             // No submission latency is modelled: no `slat` line; `lat` is `clat`.
             display_lat(&mut s, "clat", &st.clat_ns);
             display_lat(&mut s, " lat", &st.clat_ns);
+            let by_prio = st.by_prio();
+            let by_prio = if by_prio.len() >= 2 { by_prio } else { Vec::new() };
+            for (p, v) in &by_prio {
+                display_lat(&mut s, &format!("clat prio {}/{}", p >> 13, p & 7), v);
+            }
             show_percentiles(&mut s, "clat", &st.clat_ns, &PERCENTILES);
+            for (p, v) in &by_prio {
+                let share = 100.0 * v.len() as f64 / st.clat_ns.len() as f64;
+                let name = format!("clat prio {}/{} ({share:.2}% of IOs)", p >> 13, p & 7);
+                show_percentiles(&mut s, &name, v, &PERCENTILES);
+            }
             let bw = st.interval_stats(ms, true);
             if bw.samples > 0 {
                 let per = share_of_group(bw.mean, groups.get(&j.groupid).and_then(|g| g[d]));
@@ -1016,6 +1116,7 @@ mod tests {
             clat_ns: vec![us * 1000],
             bw_log: vec![bytes],
             iops_log: vec![1],
+            ..Default::default()
         };
         JobResult {
             name: name.into(),
@@ -1023,6 +1124,7 @@ mod tests {
             error: 0,
             error_func: "",
             runtime_us: us,
+            ioprio: 0,
             dirs: [d, DirStats::default()],
             fsyncs: 0,
             sync_lat_ns: Vec::new(),
@@ -1072,8 +1174,8 @@ mod tests {
         let set = super::super::job::build(&super::super::jobfile::parse_args(&a, 1).unwrap()).unwrap();
         let mut j = job("j", 0, false, 8192, 1);
         j.samples = vec![
-            Sample { at_ms: 0, write: false, bytes: 4096, clat_ns: 259_045, rt: false },
-            Sample { at_ms: 3, write: true, bytes: 4096, clat_ns: 0, rt: true },
+            Sample { at_ms: 0, write: false, bytes: 4096, clat_ns: 259_045, prio: 0 },
+            Sample { at_ms: 3, write: true, bytes: 4096, clat_ns: 0, prio: 1 << 13 },
         ];
         let r = report(vec![j]);
         let files = run_log_files(&r, &set);

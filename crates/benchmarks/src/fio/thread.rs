@@ -37,7 +37,8 @@ use super::iolog::{Action, Iolog, Issued, write_v3};
 use super::job::{ExitWhat, Job, JobSet, RateProcess};
 use super::report::{DirStats, JobResult, Sample, batch_bucket, depth_bucket};
 use super::stream::{JobStream, Region};
-use iosched_core::{Duration, Instant, Rng};
+use super::verify::{History, Piece};
+use iosched_core::{Duration, Instant, IoClass, IoPrio, Rng};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -62,6 +63,9 @@ pub enum ThreadOp {
         len: u64,
         queued: bool,
         token: u64,
+        /// The I/O's own priority (`cmdprio_*`: the request carries it instead of the
+        /// task's); `None`: the task's.
+        prio: Option<IoPrio>,
     },
     /// Wait until at least `min` queued I/Os have completed (0: take what has), and
     /// report them all ([`Outcome::Reaped`]).
@@ -103,6 +107,9 @@ enum Step {
     Start,
     Open(usize),
     Run,
+    /// `do_verify`: sync file `i` (`fio_io_sync`) while `i` is under the file count, then
+    /// read back the history.
+    Verify(usize),
     Drain,
     EndFsync(usize),
     Close(usize),
@@ -113,14 +120,22 @@ enum Step {
 #[derive(Debug, Clone, Copy)]
 enum Pending {
     None,
-    Data { write: bool, bytes: u64, at: Instant },
-    Fsync { at: Instant },
+    /// A blocking I/O, with fio's priority value for its statistics.
+    Data {
+        write: bool,
+        bytes: u64,
+        at: Instant,
+        prio: u16,
+    },
+    Fsync {
+        at: Instant,
+    },
     Reap,
     Other,
 }
 
-/// One queued I/O: its token, direction, bytes and submission time.
-type Queued = (u64, bool, u64, Instant);
+/// An I/O in flight: token, write, bytes, submitted at, fio's priority value.
+type Queued = (u64, bool, u64, Instant, u16);
 
 /// One job thread (one clone of a job).
 #[derive(Debug)]
@@ -187,6 +202,22 @@ pub struct JobThread {
     complete_map: [u64; 7],
     /// Every measured I/O, for the job's per-I/O logs.
     samples: Option<Vec<Sample>>,
+    /// `cmdprio_*`'s draws (fio's `prio_state`), and the job's own priority value (fio's
+    /// `td->ioprio`: `prioclass`/`prio`, 0 when neither is given).
+    prio_rng: Option<Rng>,
+    ioprio: u16,
+    /// Per direction, fio's `clat_prio` list: the job's own priority value, then those
+    /// `cmdprio_*` may give its I/Os; empty for a direction that gets none, whose I/Os
+    /// are then not counted by priority.
+    prio_list: [Vec<u16>; 2],
+    /// `verify`: the writes to read back, the read-back passes done (one per loop), and
+    /// whether the last I/O was a read (`td->last_ddir`).
+    verify: Option<History>,
+    verify_passes: u64,
+    last_was_read: bool,
+    /// Time spent reading back (fio's verify phases), and when the current one began.
+    verify_time: Duration,
+    verify_from: Option<Instant>,
     thread_number: u64,
     /// Set by [`JobThread::stop_issuing`]: no more I/O; what is queued is reaped.
     stopping: bool,
@@ -263,6 +294,29 @@ impl JobThread {
             submit_map: [0; 7],
             complete_map: [0; 7],
             samples: job.logs_samples().then(Vec::new),
+            prio_rng: job
+                .cmdprio
+                .active()
+                .then(|| Rng::derive(machine_seed ^ thread_number.rotate_left(32), 0x9015_0002)),
+            ioprio: super::job::ioprio_value(job.prioclass, job.prio),
+            prio_list: [false, true].map(|w| {
+                let enabled = if w { job.rw.writes() } else { job.rw.reads() };
+                let values = job.cmdprio.values(w);
+                if !enabled || values.is_empty() {
+                    return Vec::new();
+                }
+                let own = super::job::ioprio_value(job.prioclass, job.prio);
+                let mut list = vec![own];
+                list.extend(values.iter().map(|&(c, l)| super::job::ioprio_value(c, l)).filter(|&v| v != own));
+                list
+            }),
+            verify: (job.verify.is_some() && job.do_verify && job.rw.writes() && job.iolog.is_none()).then(|| {
+                History::new(!job.rw.is_random() || job.norandommap, job.verify_backlog, job.verify_backlog_batch)
+            }),
+            verify_passes: 0,
+            last_was_read: false,
+            verify_time: Duration::ZERO,
+            verify_from: None,
             thread_number,
             stopping: false,
             terminated: Arc::new(AtomicBool::new(false)),
@@ -452,32 +506,75 @@ impl JobThread {
     fn issue(&mut self, now: Instant, write: bool, fi: usize, offset: u64, len: u64) -> ThreadOp {
         self.issued_bytes += len;
         self.ios += 1;
+        self.last_was_read = !write;
+        let queued = self.is_async();
+        if write && let Some(h) = &mut self.verify {
+            h.log(Piece { file: fi, offset, len }, self.next_token, queued);
+        }
         if write {
             self.wrote = true;
         }
         self.log_issue(now, fi, if write { Action::Write } else { Action::Read }, offset, len);
         let token = self.next_token;
         self.next_token += 1;
-        let queued = self.is_async();
+        // `fio_cmdprio_set_ioprio`: a draw only where the share is not 0.
+        let cmd = match &mut self.prio_rng {
+            Some(rng) if self.job.cmdprio.share(write, len) > 0 => {
+                self.job.cmdprio.pick(write, len, rng.below(100) as u32)
+            }
+            _ => None,
+        };
+        let value = cmd.map_or(self.ioprio, |(c, l)| super::job::ioprio_value(c, l));
         if queued {
-            self.inflight.push_back((token, write, len, now));
+            self.inflight.push_back((token, write, len, now, value));
             self.pending = Pending::Other;
         } else {
-            self.pending = Pending::Data { write, bytes: len, at: now };
+            self.pending = Pending::Data { write, bytes: len, at: now, prio: value };
         }
         self.mark_depth(now);
-        ThreadOp::Io { write, file: fi, offset, len, queued, token }
+        let prio = cmd.map(|(c, l)| match c {
+            1 => IoPrio::rt(l),
+            3 => IoPrio::new(IoClass::Idle, l),
+            _ => IoPrio::be(l),
+        });
+        ThreadOp::Io { write, file: fi, offset, len, queued, token, prio }
     }
 
-    fn account(&mut self, write: bool, bytes: u64, lat: Duration, now: Instant) {
+    /// Read back a written block: an I/O like the others, except that it does not count
+    /// toward the job's bytes or I/Os (fio's `do_verify` and `check_get_verify` reads are
+    /// not the pass's `bytes_issued`).
+    fn issue_verify(&mut self, now: Instant, p: Piece) -> ThreadOp {
+        let op = self.issue(now, false, p.file, p.offset, p.len);
+        self.issued_bytes -= p.len;
+        self.ios -= 1;
+        op
+    }
+
+    /// A loop's writes are done and there is a history to read back (fio runs
+    /// `do_verify` after each pass of `loops`).
+    fn verify_due(&self) -> bool {
+        let Some(h) = &self.verify else { return false };
+        if h.is_empty() || self.job.time_based || self.job.loops <= 1 || self.verify_passes + 1 >= self.job.loops as u64
+        {
+            return false;
+        }
+        let pass_end = self.target_bytes / self.job.loops as u64 * (self.verify_passes + 1);
+        self.issued_bytes >= pass_end
+    }
+
+    /// Count a completed I/O of priority value `prio` (fio's `add_clat_sample`).
+    fn account(&mut self, write: bool, bytes: u64, lat: Duration, now: Instant, prio: u16) {
         if now < self.measured_from {
             return; // ramp_time: not measured
         }
         let at = now.saturating_duration_since(self.measured_from);
-        self.stats[write as usize].add(bytes, lat.as_nanos() as u64, at.as_nanos() as u64);
+        let d = &mut self.stats[write as usize];
+        d.add(bytes, lat.as_nanos() as u64, at.as_nanos() as u64);
+        if !self.prio_list[write as usize].is_empty() {
+            d.prios.push(prio);
+        }
         if let Some(v) = &mut self.samples {
-            let rt = self.job.prioclass == 1;
-            v.push(Sample { at_ms: at.as_millis() as u64, write, bytes, clat_ns: lat.as_nanos() as u64, rt });
+            v.push(Sample { at_ms: at.as_millis() as u64, write, bytes, clat_ns: lat.as_nanos() as u64, prio });
         }
     }
 
@@ -613,7 +710,23 @@ impl JobThread {
             error,
             error_func,
             runtime_us: runtime.as_micros() as u64,
-            dirs: std::mem::take(&mut self.stats),
+            dirs: {
+                let mut dirs = std::mem::take(&mut self.stats);
+                for (d, l) in dirs.iter_mut().zip(&self.prio_list) {
+                    d.prio_list = l.clone();
+                }
+                if self.verify.is_some() {
+                    // fio's `update_runtime`: the do-I/O phase to the directions the job
+                    // does, the verify phases to reads.
+                    let total = runtime.as_micros() as u64;
+                    let verify = (self.verify_time.as_micros() as u64).min(total);
+                    let io = total - verify;
+                    dirs[0].runtime_us = Some(if self.job.rw.reads() { io } else { 0 } + verify);
+                    dirs[1].runtime_us = Some(io);
+                }
+                dirs
+            },
+            ioprio: self.ioprio,
             fsyncs: self.fsyncs,
             sync_lat_ns: std::mem::take(&mut self.sync_lat_ns),
             group_reporting: self.job.group_reporting,
@@ -641,14 +754,14 @@ impl JobThread {
     /// order).
     pub fn next(&mut self, now: Instant, done: Outcome) -> ThreadOp {
         match std::mem::replace(&mut self.pending, Pending::None) {
-            Pending::Data { write, bytes, at } => {
+            Pending::Data { write, bytes, at, prio } => {
                 let moved = match done {
                     Outcome::Moved(b) => Some(b),
                     Outcome::Failed => None,
                     _ => Some(bytes),
                 };
                 if let Some(moved) = moved {
-                    self.account(write, moved, now - at, now);
+                    self.account(write, moved, now - at, now, prio);
                 }
                 if now >= self.measured_from {
                     self.complete_map[batch_bucket(1)] += 1;
@@ -675,8 +788,11 @@ impl JobThread {
                 if now >= self.measured_from {
                     self.complete_map[batch_bucket(reaped.len() as u32)] += 1;
                 }
-                for (_, write, bytes, at) in reaped {
-                    self.account(write, bytes, now - at, now);
+                for (token, write, bytes, at, prio) in reaped {
+                    if let Some(h) = &mut self.verify {
+                        h.completed(token);
+                    }
+                    self.account(write, bytes, now - at, now, prio);
                 }
                 self.check_min_rate(now);
             }
@@ -764,8 +880,22 @@ impl JobThread {
                         }
                         self.draining = false;
                     }
+                    if self.verify_due() {
+                        if !self.inflight.is_empty() {
+                            self.pending = Pending::Reap;
+                            return ThreadOp::Reap { min: 1 };
+                        }
+                        self.step = Step::Verify(0);
+                        continue;
+                    }
                     let can_issue = self.more_to_issue(now)
                         && (!self.is_async() || self.inflight.len() < self.job.iodepth as usize);
+                    if can_issue
+                        && self.held.is_none()
+                        && let Some(p) = self.verify.as_mut().and_then(|h| h.backlog_next(self.last_was_read))
+                    {
+                        return self.issue_verify(now, p);
+                    }
                     if can_issue && self.flow.is_some() && self.held.is_none() && self.flow_ahead() {
                         // Over its share: with `flow_sleep`, quiesce and sleep; without,
                         // fio's loop spins until the others catch up.
@@ -805,7 +935,47 @@ impl JobThread {
                         self.pending = Pending::Reap;
                         return ThreadOp::Reap { min: 1 };
                     }
+                    if self.verify.as_ref().is_some_and(|h| !h.is_empty()) && !self.stopped() && !self.out_of_time(now)
+                    {
+                        self.step = Step::Verify(0);
+                        continue;
+                    }
                     self.step = Step::Drain;
+                }
+                Step::Verify(i) => {
+                    // `do_verify`: each file synced first, then the history read back at the
+                    // job's depth, until it is empty or the job's time is up.
+                    if i == 0 && self.verify_from.is_none() {
+                        self.verify_from = Some(now);
+                    }
+                    if i < self.nfiles {
+                        self.step = Step::Verify(i + 1);
+                        self.pending = Pending::Fsync { at: now };
+                        return ThreadOp::Fsync { file: i, data: false };
+                    }
+                    if (self.stopped() || self.out_of_time(now))
+                        && let Some(h) = &mut self.verify
+                    {
+                        h.clear();
+                    }
+                    if (!self.is_async() || self.inflight.len() < self.job.iodepth as usize)
+                        && let Some(p) = self.verify.as_mut().and_then(History::take)
+                    {
+                        return self.issue_verify(now, p);
+                    }
+                    if !self.inflight.is_empty() {
+                        self.pending = Pending::Reap;
+                        return ThreadOp::Reap { min: 1 };
+                    }
+                    if let Some(h) = &mut self.verify {
+                        // Anything left was never completed (a failed write): nothing to read.
+                        h.clear();
+                    }
+                    self.verify_passes += 1;
+                    if let Some(from) = self.verify_from.take() {
+                        self.verify_time += now.saturating_duration_since(from.max(self.measured_from));
+                    }
+                    self.step = Step::Run;
                 }
                 Step::Drain => {
                     self.finish(now);

@@ -22,7 +22,7 @@
 //! Refused, with the job named: buffered jobs (`direct=0`: the runtime bypasses the page
 //! cache, so a buffered job's I/O would not be what the kernel sends; run it with `iosched
 //! fio` in the simulator), and what this executor does not carry out: `mmap`, trim,
-//! `cmdprio_percentage`, `filesize` and percentages. Block sizes, regions and a replayed
+//! `filesize` and percentages. Block sizes, regions and a replayed
 //! log's I/Os must be whole 4 KiB blocks (O_DIRECT).
 
 use super::{Control, Ended};
@@ -54,10 +54,16 @@ fn check(j: &Job) -> Result<(), Error> {
         (j.ioengine == Engine::Mmap, "ioengine=mmap"),
         (matches!(j.rw, Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite), "trim"),
         (j.filesize.is_some(), "filesize"),
-        (j.cmdprio_percentage != [0, 0], "cmdprio_percentage"),
     ];
     if let Some((_, what)) = unsupported.iter().find(|u| u.0) {
         return bad(&format!("{what}: not carried out on real targets yet (the simulator's `iosched fio` runs it)"));
+    }
+    if let Some(v) = &j.verify {
+        return bad(&format!(
+            "verify={v}: fio's checksums of its own buffers are not written here (the runtime writes its own \
+             fill), so nothing could be checked; run it in the simulator (`iosched fio`), which reads back what \
+             was written"
+        ));
     }
     if let Some(k) = j.data_options.first() {
         return bad(&format!(
@@ -181,7 +187,7 @@ impl Driven {
 /// Submit the machine's I/O: a queued one's completion steps the machine (or waits for
 /// its next reap); a blocking one's result is for the job's thread.
 fn submit(job: &Arc<JobRun>, d: &mut Driven, io: ThreadOp) {
-    let ThreadOp::Io { write, file, offset, len, queued, token } = io else { unreachable!("an I/O") };
+    let ThreadOp::Io { write, file, offset, len, queued, token, prio } = io else { unreachable!("an I/O") };
     let buf = match d.bufs.iter().rposition(|b| b.len() == len as usize) {
         Some(i) => d.bufs.swap_remove(i),
         None => {
@@ -192,7 +198,8 @@ fn submit(job: &Arc<JobRun>, d: &mut Driven, io: ThreadOp) {
     };
     let op = if write { Op::Write } else { Op::Read };
     let j = Arc::clone(job);
-    let sent = job.handle.submit(op, d.bases[file] + offset, buf, move |c: Completion| {
+    let prio = prio.unwrap_or(job.handle.prio());
+    let sent = job.handle.submit_with_prio(op, d.bases[file] + offset, buf, prio, move |c: Completion| {
         let mut d = lock(&j.state);
         if let Some(b) = c.buf {
             d.bufs.push(b);

@@ -33,7 +33,7 @@ impl Sim {
             len_sectors: len,
             sync,
             meta,
-            prio: task.prio,
+            prio: task.cmd_prio.unwrap_or(task.prio),
             owner: task.owner,
             arrival: self.now,
         };
@@ -118,9 +118,10 @@ impl Sim {
                     tk.io_error = Some(status);
                 }
                 if aio {
-                    let left = tk.aio_bios.get_mut(&iocb).expect("bio of an iocb in flight");
+                    let (left, n) = tk.aio_bios.get_mut(&iocb).expect("bio of an iocb in flight");
                     *left -= 1;
                     if *left == 0 {
+                        tk.aio_completed.push(*n);
                         tk.aio_bios.remove(&iocb);
                         tk.aio_inflight -= 1;
                         tk.aio_done += 1;

@@ -71,11 +71,14 @@ impl Sim {
         }
         if aio {
             // One event per iocb; a read of a hole needs no bio and completes at once.
+            let n = task.aio_next;
+            task.aio_next += 1;
             if bios > 0 {
-                task.aio_bios.insert(iocb, bios);
+                task.aio_bios.insert(iocb, (bios, n));
                 task.aio_inflight += 1;
             } else {
                 task.aio_done += 1;
+                task.aio_completed.push(n);
             }
         } else if bios > 0 {
             task.io_outstanding += bios;

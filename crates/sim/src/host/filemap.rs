@@ -323,6 +323,10 @@ impl Sim {
     /// inode is dirtied (on ext3, into the journal) when the mtime moved by the host's rule
     /// or `extended` (the size grew).
     pub(super) fn update_mtime(&mut self, file: FileId, extended: bool) {
+        if self.fs.file(file).device {
+            // A block device's inode is bdev's, in memory.
+            return;
+        }
         let moved = match self.cfg.host.mtime_granularity {
             None => true,
             Some(g) => journal::time_moved(&mut self.mtime, file, self.now, g),

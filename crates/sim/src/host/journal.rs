@@ -296,7 +296,7 @@ impl Sim {
     /// `touch_atime` on a read of `file`: with atime on, a new second dirties the inode
     /// (`mark_inode_dirty_sync`), on ext3 into the journal. ext2's atime is not modelled.
     pub(super) fn touch_atime(&mut self, file: FileId) {
-        if !self.journal.as_ref().is_some_and(|j| j.cfg.atime) {
+        if self.fs.file(file).device || !self.journal.as_ref().is_some_and(|j| j.cfg.atime) {
             return;
         }
         if !time_moved(&mut self.atime, file, self.now, Duration::from_secs(1)) {

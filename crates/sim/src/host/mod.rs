@@ -232,6 +232,9 @@ struct Task {
     name: String,
     owner: Owner,
     prio: IoPrio,
+    /// The priority of the I/O being submitted, when it has its own
+    /// ([`SysOp::AioSubmit`]'s `prio`); its bios carry it.
+    cmd_prio: Option<IoPrio>,
     program: Option<Box<dyn Program>>,
     state: State,
     cont: Cont,
@@ -256,8 +259,13 @@ struct Task {
     /// Completed asynchronous I/Os not yet reaped, and those in flight (per iocb).
     aio_done: u32,
     aio_inflight: u32,
-    /// Bios still outstanding per in-flight iocb.
-    aio_bios: FastMap<u64, u32>,
+    /// Per in-flight iocb: bios still outstanding, and the task's number for the
+    /// submission (its `AioSubmit`s count from 0).
+    aio_bios: FastMap<u64, (u32, u64)>,
+    /// The next submission's number, and the numbers of the completed, not yet reaped
+    /// ones in the order they completed (the events `io_getevents` returns).
+    aio_next: u64,
+    aio_completed: Vec<u64>,
     exit_waiters: Vec<TaskId>,
     pdflush: bool,
     /// Result of the last writeback pass this task drove: (pages written, congested).
@@ -632,6 +640,7 @@ impl Sim {
             name,
             owner: Owner(id.0 as u64 + 1),
             prio,
+            cmd_prio: None,
             program,
             state: State::Runnable,
             cont: Cont::Next,
@@ -653,6 +662,8 @@ impl Sim {
             aio_done: 0,
             aio_inflight: 0,
             aio_bios: FastMap::default(),
+            aio_next: 0,
+            aio_completed: Vec::new(),
             exit_waiters: Vec::new(),
             pdflush,
             wb: (0, false),
@@ -747,11 +758,6 @@ impl Sim {
     /// The pid of the task that set the machine up (it builds file sets before a run).
     pub fn setup_pid(&self) -> u32 {
         self.pid_base
-    }
-
-    /// Collected AIO completions (clears the count).
-    pub fn take_aio_done(&mut self, t: TaskId) -> u32 {
-        std::mem::take(&mut self.tasks[t.0 as usize].aio_done)
     }
 }
 

@@ -41,6 +41,10 @@ pub enum SysOp {
         offset: u64,
         len: u64,
         write: bool,
+        /// The I/O's own priority (`aio_reqprio` with `IOCB_FLAG_IOPRIO`, Linux 5.0; fio's
+        /// `cmdprio_*`): its requests carry it instead of the task's (`ki_ioprio` →
+        /// `bi_ioprio`). `None`: the task's.
+        prio: Option<IoPrio>,
     },
     /// Wait until at least `min` submitted asynchronous I/Os completed, or none is in
     /// flight; reaps every completed one (`io_getevents`): `Outcome::bytes` is their count.
@@ -181,6 +185,9 @@ pub struct Outcome {
     pub child: Option<TaskId>,
     /// An I/O error or short transfer, if any.
     pub error: Option<Status>,
+    /// For `AioWait`: the reaped I/Os, each by its number among the task's `AioSubmit`s
+    /// (from 0), in the order they completed.
+    pub reaped: Vec<u64>,
 }
 
 impl Outcome {

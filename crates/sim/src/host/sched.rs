@@ -269,6 +269,11 @@ impl Sim {
             Cont::AioReap => {
                 let n = std::mem::take(&mut self.tasks[t.0 as usize].aio_done);
                 self.finish_op(t, n as u64);
+                let task = &mut self.tasks[t.0 as usize];
+                let reaped = std::mem::take(&mut task.aio_completed);
+                if let Some(o) = &mut task.last_outcome {
+                    o.reaped = reaped;
+                }
                 Cont::Next
             }
             Cont::Pdflush(p) => self.step_pdflush(t, p),
@@ -292,6 +297,7 @@ impl Sim {
             bytes,
             child: task.child.take(),
             error,
+            reaped: Vec::new(),
         });
     }
 

@@ -87,12 +87,14 @@ impl Sim {
                 self.direct_io(t, file, offset, len, true, false);
                 Cont::Finish { bytes: len }
             }
-            SysOp::AioSubmit { file, offset, len, write } => {
+            SysOp::AioSubmit { file, offset, len, write, prio } => {
                 task.debt += cpu.syscall;
                 if !write {
                     self.touch_atime(file);
                 }
+                self.tasks[t.0 as usize].cmd_prio = prio;
                 self.direct_io(t, file, offset, len, write, true);
+                self.tasks[t.0 as usize].cmd_prio = None;
                 Cont::Finish { bytes: len }
             }
             SysOp::AioWait { min } => {
@@ -179,6 +181,10 @@ impl Sim {
     /// Metadata blocks an open needs: the directory's blocks and the file's inode block.
     pub(super) fn lookup_blocks(&self, file: FileId) -> Vec<u64> {
         let f = self.fs.file(file);
+        if f.device {
+            // A device node's lookup is in memory (devtmpfs, bdev).
+            return Vec::new();
+        }
         let d = self.fs.dir(f.dir);
         // The directory entry lives in one of the directory's blocks.
         let pos = d.files.iter().position(|&x| x == file).unwrap_or(0);

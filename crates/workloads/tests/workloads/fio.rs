@@ -80,6 +80,64 @@ fn an_rt_job_is_served_first_where_priorities_count() {
     assert!((0.7..1.4).contains(&x), "noop: BE / RT {x:.2}");
 }
 
+/// `cmdprio_percentage`: a fifth of one job's I/Os carry the RT class in their requests.
+/// fio counts them apart (`prios`); mq-deadline, which reads the request's priority,
+/// serves them first, and noop, which reads none, does not.
+#[test]
+fn cmdprio_gives_a_share_of_ios_their_own_priority() {
+    let m = Machine::new("ide-2003", 256 << 20, "p4-ht", 1).with_host("linux-2.6");
+    let args = [
+        "--name=mixed",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=256m",
+        "--ioengine=libaio",
+        "--direct=1",
+        "--iodepth=8",
+        "--runtime=3",
+        "--time_based",
+        "--prioclass=2",
+        "--prio=4",
+        "--cmdprio_percentage=20",
+    ];
+    let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m, record_trace: false };
+    let by_prio = |s: &str| {
+        let doc = json(&run(&spec(s), &cfg).unwrap().report);
+        let prios = doc["jobs"][0]["read"]["prios"].as_array().expect("two priorities: a `prios` array").clone();
+        let one = |class: u64, level: u64| {
+            let p = prios.iter().find(|p| p["prioclass"] == class && p["prio"] == level).expect("priority listed");
+            (p["clat_ns"]["N"].as_u64().unwrap(), p["clat_ns"]["mean"].as_f64().unwrap())
+        };
+        let (be, rt) = (one(2, 4), one(1, 0));
+        assert_eq!(prios.len(), 2, "{s}: the job's own and the command priority");
+        assert_eq!(prios[0]["prioclass"], 2, "{s}: the job's own priority first, as fio lists it");
+        let share = rt.0 as f64 / (rt.0 + be.0) as f64;
+        assert!((0.15..0.25).contains(&share), "{s}: {share:.3} of the I/Os have the RT class");
+        be.1 / rt.1
+    };
+    let x = by_prio("mq-deadline");
+    assert!(x > 2.0, "mq-deadline: BE / RT latency {x:.2}");
+    let x = by_prio("noop");
+    assert!((0.8..1.25).contains(&x), "noop: BE / RT latency {x:.2}");
+}
+
+/// A job on a block device (`filename=/dev/…`) does its I/O on the simulated disk's
+/// partition, sized by it as fio sizes a device: `size=1%` is a hundredth of it, and an
+/// offset past its end is refused, naming the job.
+#[test]
+fn a_job_on_a_device_is_sized_by_the_device() {
+    let m = Machine::new("nvme-ssd", 1 << 30, "p4-ht", 1).with_host("linux-2.6");
+    let device = m.device_bytes().unwrap();
+    let args = ["--name=dev", "--filename=/dev/nvme0n1", "--rw=read", "--bs=1m", "--direct=1", "--size=1%"];
+    let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: false };
+    let r = run(&spec("none"), &cfg).unwrap().report;
+    assert_eq!(r.jobs[0].dirs[0].io_bytes, device / 100 / (1 << 20) * (1 << 20));
+    let args = ["--name=far", "--filename=/dev/nvme0n1", "--rw=read", "--offset=900g", "--size=1g"];
+    let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m, record_trace: false };
+    let e = run(&spec("none"), &cfg).unwrap_err().to_string();
+    assert!(e.contains("job `far`") && e.contains("past the end"), "{e}");
+}
+
 /// The JSON document has fio's keys, and the same seed gives the same bytes.
 #[test]
 fn json_has_fios_keys_and_is_deterministic() {
@@ -380,4 +438,54 @@ fn flow_keeps_jobs_in_the_ratio_of_their_weights() {
     assert!((2.7..3.3).contains(&spun), "1:3, spinning: {spun}");
     let slept = ratio(&["--flow=1", "--flow_sleep=1000"], &["--flow=3", "--flow_sleep=1000"]);
     assert!((2.7..3.3).contains(&slept), "1:3, sleeping: {slept}");
+}
+
+/// `verify`: a writing job reads back every block it wrote — in write order for random
+/// writes from the random map, by offset for sequential ones (fio's `io_hist_list` and
+/// `io_hist_tree`), and with `verify_backlog=4` four reads after every four writes. The
+/// read back's time is the reads' runtime, as fio reports it.
+#[test]
+fn verify_reads_back_what_was_written_in_fios_order() {
+    let m = machine();
+    let run_log = |extra: &[&str]| {
+        let mut args = vec!["--name=v", "--size=1M", "--bs=4k", "--direct=1", "--ioengine=libaio", "--iodepth=4"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--verify=crc32c", "--write_iolog=v.log"]);
+        let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: false };
+        let r = run(&spec("deadline"), &cfg).unwrap();
+        let ops: Vec<(String, u64)> = io_lines(&r.iologs[0].1)
+            .iter()
+            .map(|(_, l)| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f[1].to_string(), f[2].parse().unwrap())
+            })
+            .collect();
+        (r.report, ops)
+    };
+    let (rep, ops) = run_log(&["--rw=randwrite"]);
+    let writes: Vec<u64> = ops.iter().filter(|o| o.0 == "write").map(|o| o.1).collect();
+    let reads: Vec<u64> = ops.iter().filter(|o| o.0 == "read").map(|o| o.1).collect();
+    assert_eq!(writes.len(), 256, "1 MiB of 4 KiB writes");
+    assert_eq!(reads, writes, "random writes are read back in the order written");
+    assert!(ops[..256].iter().all(|o| o.0 == "write"), "the read back follows the writes");
+    let j = &rep.jobs[0];
+    assert_eq!((j.dirs[0].total_ios, j.dirs[1].total_ios), (256, 256));
+    let (rt, wt) = (j.dir_runtime_us(0), j.dir_runtime_us(1));
+    assert!(
+        rt > 0 && wt > 0 && rt + wt <= j.runtime_us + 1,
+        "read {rt} + write {wt} µs within the job's {}",
+        j.runtime_us
+    );
+
+    let (_, ops) = run_log(&["--rw=randwrite", "--norandommap", "--randrepeat=0"]);
+    let reads: Vec<u64> = ops.iter().filter(|o| o.0 == "read").map(|o| o.1).collect();
+    let mut sorted = reads.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(reads, sorted, "without a random map, by offset, each block once");
+
+    let (_, ops) = run_log(&["--rw=write", "--verify_backlog=4"]);
+    let kinds: String = ops.iter().take(16).map(|o| if o.0 == "write" { 'w' } else { 'r' }).collect();
+    assert_eq!(kinds, "wwwwrrrrwwwwrrrr", "four writes, then the four read back");
+    assert_eq!(ops.iter().filter(|o| o.0 == "read").count(), 256, "every block read back once");
 }
