@@ -230,6 +230,17 @@ impl CmdPrio {
     }
 }
 
+/// `zonemode=strided`'s zones ([`Job::strided`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Strided {
+    /// Bytes of I/O in each zone (`zonesize`).
+    pub size: u64,
+    /// The span the zone's offsets cover (`zonerange`).
+    pub range: u64,
+    /// Bytes skipped after a zone's range (`zoneskip`).
+    pub skip: u64,
+}
+
 /// fio's `ioprio_value`: class in bits 13–15, level below.
 pub fn ioprio_value(class: u8, level: u8) -> u16 {
     (class as u16) << 13 | level as u16
@@ -325,6 +336,14 @@ pub struct Job {
     /// `cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_bssplit` (libaio,
     /// io_uring): I/Os issued with a priority of their own.
     pub cmdprio: CmdPrio,
+    /// `zonemode=strided` (or `zonesize` alone, as fio reads it): I/O in `zonesize` bytes
+    /// of each `zonerange` (default `zonesize`), then `zoneskip` bytes further on, the
+    /// zones wrapping at the file's end (`setup_strided_zone_mode`). `None` for no zones.
+    pub strided: Option<Strided>,
+    /// `zonemode` as given (`Some(true)` strided, `Some(false)` none) and `zonesize`,
+    /// `zonerange`, `zoneskip` (0: not given), which [`Job::strided`] is made of.
+    pub zonemode: Option<bool>,
+    pub zone: [u64; 3],
     /// `verify=` (its checksum name; `None` for `0`, no verification) with `do_verify`:
     /// a writing job reads back what it wrote (fio's `do_verify` after each pass, and with
     /// `verify_backlog=N` every N writes, `verify_backlog_batch` of them at a time).
@@ -335,6 +354,8 @@ pub struct Job {
     /// `log_prio`: the per-I/O logs' priority column holds the I/O's priority value
     /// (`0x%04x`), not 1 for the RT class.
     pub log_prio: bool,
+    /// `log_offset`: the per-I/O logs have each I/O's offset before the priority.
+    pub log_offset: bool,
     pub ioscheduler: Option<String>,
     pub invalidate: bool,
     pub create_on_open: bool,
@@ -434,11 +455,15 @@ impl Job {
             prio: 0,
             prioclass: 0,
             cmdprio: CmdPrio::default(),
+            strided: None,
+            zonemode: None,
+            zone: [0; 3],
             verify: None,
             do_verify: true,
             verify_backlog: 0,
             verify_backlog_batch: 0,
             log_prio: false,
+            log_offset: false,
             ioscheduler: None,
             invalidate: true,
             create_on_open: false,
@@ -661,7 +686,6 @@ pub const REPORTING_ONLY: &[&str] = &[
     "stats",
     "unified_rw_reporting",
     "thread",
-    "log_offset",
     "log_unix_epoch",
     "log_alternate_epoch",
     "log_compression",
@@ -779,6 +803,11 @@ pub const MODELLED: &[&str] = &[
     "cmdprio",
     "cmdprio_bssplit",
     "log_prio",
+    "log_offset",
+    "zonemode",
+    "zonesize",
+    "zonerange",
+    "zoneskip",
     "verify",
     "do_verify",
     "verify_backlog",
@@ -983,6 +1012,17 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         }
         return Ok(());
     }
+    if o.value.is_none() && matches!(key, "write_lat_log" | "write_bw_log" | "write_iops_log") {
+        // `str_write_bw_log_cb` & co.: without a prefix the log is named after the job
+        // (set once the job's name is known, in `check`).
+        let log = Some(String::new());
+        match key {
+            "write_lat_log" => job.write_lat_log = log,
+            "write_bw_log" => job.write_bw_log = log,
+            _ => job.write_iops_log = log,
+        }
+        return Ok(());
+    }
     let Some(v) = o.value.as_deref() else {
         return Err(bad("expected a value (fio: `requires an argument`)".into()));
     };
@@ -1024,6 +1064,21 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
             job.verify = (v != "0").then(|| v.to_string());
         }
         "do_verify" => job.do_verify = flag(&o.value)?,
+        "zonemode" => match v {
+            "none" => job.zonemode = Some(false),
+            "strided" => job.zonemode = Some(true),
+            "zbd" => {
+                return Err(bad(
+                    "`zbd`: a zoned block device's write pointers and zone resets are not modelled (no disk model \
+                     is zoned)"
+                        .into(),
+                ));
+            }
+            _ => return Err(bad(format!("`{v}`: expected none, strided or zbd"))),
+        },
+        "zonesize" => job.zone[0] = size(v).and_then(positive).map_err(bad)?,
+        "zonerange" => job.zone[1] = size(v).and_then(positive).map_err(bad)?,
+        "zoneskip" => job.zone[2] = size(v).map_err(bad)?,
         "verify_backlog" => job.verify_backlog = value::int_in(v, 0, u32::MAX as u64).map_err(bad)?,
         "verify_backlog_batch" => job.verify_backlog_batch = value::int_in(v, 0, u32::MAX as u64).map_err(bad)?,
         "description" => job.description = Some(v.to_string()),
@@ -1188,6 +1243,7 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
         "cmdprio" => job.cmdprio.level = read_write(v, |s| value::int_in(s, 0, 7).map(|c| c as u8)).map_err(bad)?,
         "cmdprio_bssplit" => job.cmdprio.bssplit = Some(cmdprio_bssplit(v, kb).map_err(bad)?),
         "log_prio" => job.log_prio = flag(&o.value)?,
+        "log_offset" => job.log_offset = flag(&o.value)?,
         "ioscheduler" => job.ioscheduler = Some(v.to_string()),
         "kb_base" => job.kb_base = KbBase::parse(v).map_err(bad)?,
         "read_iolog" => {
@@ -1426,6 +1482,30 @@ fn distribution(v: &str) -> value::Result<Distribution> {
 /// the combinations fio refuses.
 fn check(job: &mut Job, warnings: &mut Vec<String>) -> Result<(), Error> {
     let bad = |m: String| Error { origin: job.origin.clone(), message: format!("job `{}`: {m}", job.section) };
+    for log in [&mut job.write_lat_log, &mut job.write_bw_log, &mut job.write_iops_log] {
+        if log.as_deref() == Some("") {
+            *log = Some(job.name.clone());
+        }
+    }
+    // `fixup_options`: a `zonesize` alone means strided zones; they work with one file
+    // only (fio turns them off for more); `zonerange` defaults to `zonesize`.
+    let strided = job.zonemode.unwrap_or(job.zone[0] > 0);
+    job.strided = None;
+    if strided {
+        if job.zone[0] == 0 {
+            return Err(bad("zonemode=strided needs zonesize".into()));
+        }
+        let files = if job.filename.is_empty() { job.nrfiles as usize } else { job.filename.len() };
+        if files > 1 {
+            warnings.push(format!(
+                "{}: job `{}`: strided zones work with one file; with {files}, fio turns them off, and so does this",
+                job.origin, job.section
+            ));
+        } else {
+            let range = if job.zone[1] == 0 { job.zone[0] } else { job.zone[1] };
+            job.strided = Some(Strided { size: job.zone[0], range, skip: job.zone[2] });
+        }
+    }
     if job.cmdprio.active() || job.cmdprio.bssplit.is_some() {
         if !matches!(job.ioengine, Engine::Libaio | Engine::IoUring) {
             return Err(bad(format!(

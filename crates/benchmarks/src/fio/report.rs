@@ -163,12 +163,14 @@ pub struct Sample {
     pub clat_ns: u64,
     /// The I/O's priority value (fio's `ioprio_value`): the log's priority column.
     pub prio: u16,
+    /// Its offset in its file (the column `log_offset` adds).
+    pub offset: u64,
 }
 
 /// fio 3.33's per-I/O log files for one job: (file name, text) for each log the job asks
 /// for, as `flush_samples` writes them — `time (ms), value, direction (0 read, 1 write),
-/// block size (bytes), priority (1 for the RT class; with `log_prio`, the priority
-/// value as `0x%04x`)` per line. `clat` and `lat` logs
+/// block size (bytes), [offset (bytes, with `log_offset`),] priority (1 for the RT class;
+/// with `log_prio`, the priority value as `0x%04x`)` per line. `clat` and `lat` logs
 /// hold the completion latency in ns (no submission latency is modelled, so `slat`'s log
 /// is not written); the `bw` log `bytes × 10⁶ / clat_ns` (`add_bw_sample`'s per-I/O
 /// rate); the `iops` log 1.
@@ -186,10 +188,11 @@ pub fn log_files(j: &JobResult, job: &super::Job) -> Vec<(String, String)> {
                 .iter()
                 .map(|s| {
                     let (t, v, d, b) = (s.at_ms, value(s), s.write as u8, s.bytes);
+                    let off = if job.log_offset { format!("{}, ", s.offset) } else { String::new() };
                     if job.log_prio {
-                        format!("{t}, {v}, {d}, {b}, 0x{:04x}\n", s.prio)
+                        format!("{t}, {v}, {d}, {b}, {off}0x{:04x}\n", s.prio)
                     } else {
-                        format!("{t}, {v}, {d}, {b}, {}\n", (s.prio >> 13 == 1) as u8)
+                        format!("{t}, {v}, {d}, {b}, {off}{}\n", (s.prio >> 13 == 1) as u8)
                     }
                 })
                 .collect();
@@ -1174,8 +1177,8 @@ mod tests {
         let set = super::super::job::build(&super::super::jobfile::parse_args(&a, 1).unwrap()).unwrap();
         let mut j = job("j", 0, false, 8192, 1);
         j.samples = vec![
-            Sample { at_ms: 0, write: false, bytes: 4096, clat_ns: 259_045, prio: 0 },
-            Sample { at_ms: 3, write: true, bytes: 4096, clat_ns: 0, prio: 1 << 13 },
+            Sample { at_ms: 0, write: false, bytes: 4096, clat_ns: 259_045, prio: 0, offset: 0 },
+            Sample { at_ms: 3, write: true, bytes: 4096, clat_ns: 0, prio: 1 << 13, offset: 8192 },
         ];
         let r = report(vec![j]);
         let files = run_log_files(&r, &set);
@@ -1186,6 +1189,12 @@ mod tests {
         // fio's per-I/O rate: 4096 × 10⁶ / 259045 ns, as fio 3.33 logged it for such an I/O.
         assert_eq!(files[2].1.lines().next(), Some("0, 15811, 0, 4096, 0"));
         assert_eq!(files[3].1.lines().nth(1), Some("3, 1, 1, 4096, 1"));
+        // `log_offset` adds the offset; `log_prio` writes the priority value (`flush_samples`).
+        let mut set = set;
+        set.jobs[0].log_offset = true;
+        set.jobs[0].log_prio = true;
+        let files = run_log_files(&r, &set);
+        assert_eq!(files[0].1, "0, 259045, 0, 4096, 0, 0x0000\n3, 0, 1, 4096, 8192, 0x2000\n");
     }
 
     /// fio 3.33's own lines for a 8 MiB job in 172 ms: `bw=46.5MiB/s (48.8MB/s)`,

@@ -29,7 +29,7 @@
 //!   the stream's seed is then fixed; `randrepeat=0` takes the run's seed, `randseed=N` N;
 //!   each job thread (clone) has its own stream.
 
-use super::job::{Distribution, Job, Pattern};
+use super::job::{Distribution, Job, Pattern, Strided};
 use iosched_core::Rng;
 
 /// fio's `ZIPF_MAX_GEN`: ζ(n) is summed over at most this many terms.
@@ -155,6 +155,9 @@ pub struct JobStream {
     /// `random_distribution=zoned…`, per direction: for each of the 100 access percentiles,
     /// its zone's [start, end), in percent of the file or in bytes (`zone_state_index`).
     zoned: Option<(bool, [ZoneIndex; 2])>,
+    /// `zonemode=strided`: the current zone's start in the (one) file's region, and the
+    /// bytes done in it (fio's `file_offset` as it moves, and `td->zone_bytes`).
+    strided: Option<(Strided, u64, u64)>,
 }
 
 /// One direction's zone per access percentile: [start, end).
@@ -198,7 +201,17 @@ impl JobStream {
             }
             _ => None,
         };
-        JobStream { job: job.clone(), cursors: vec![cursor; regions.len()], regions, next_file: 0, rng, skewed, zoned }
+        let strided = job.strided.filter(|_| regions.len() == 1).map(|z| (z, 0, 0));
+        JobStream {
+            job: job.clone(),
+            cursors: vec![cursor; regions.len()],
+            regions,
+            next_file: 0,
+            rng,
+            skewed,
+            zoned,
+            strided,
+        }
     }
 
     /// The job's regions.
@@ -219,9 +232,36 @@ impl JobStream {
         self.next_file = (self.next_file + 1) % self.regions.len();
         let f = self.regions[fi];
         let align = self.job.blockalign.map_or(len, |a| a[d]).max(1);
-        let blocks = (f.len / align).max(1);
         let postfix = self.job.rw_postfix;
         let c = &mut self.cursors[fi];
+        // `setup_strided_zone_mode`: after `zonesize` bytes, the next zone starts
+        // `zonerange + zoneskip` further on, wrapping to the start past the file's end; a
+        // sequential position past the zone's range goes back to its start, and every
+        // `zonerange` bytes the position and the random map start over (`fio_file_reset`).
+        let (base, span) = match &mut self.strided {
+            Some((z, off, done)) => {
+                if *done >= z.size {
+                    *done = 0;
+                    *off += z.range + z.skip;
+                    if *off >= f.len {
+                        *off = 0;
+                    }
+                    c.seq = *off as i64;
+                }
+                if c.seq as u64 >= *off + z.range {
+                    c.seq = *off as i64;
+                }
+                if (*done).is_multiple_of(z.range) {
+                    c.seq = *off as i64;
+                    c.map.clear();
+                    c.map_pos = 0;
+                }
+                *done += len;
+                (*off, z.range.min(f.len - *off))
+            }
+            None => (0, f.len),
+        };
+        let blocks = (span / align).max(1);
         let rel = if self.job.rw.is_random() {
             if c.run_left > 0 {
                 c.run_left -= 1;
@@ -263,7 +303,7 @@ impl JobStream {
                     c.map[c.map_pos - 1]
                 };
                 c.run_left = postfix.map_or(0, |n| n.max(1) as u64 - 1);
-                c.run_at = b * align;
+                c.run_at = base + b * align;
                 c.run_at
             }
         } else {
@@ -306,6 +346,23 @@ mod tests {
     fn job(args: &[&str]) -> Job {
         let a: Vec<String> = std::iter::once("--name=j").chain(args.iter().copied()).map(String::from).collect();
         build(&parse_args(&a, 1).unwrap()).unwrap().jobs.remove(0)
+    }
+
+    /// `zonemode=strided`: `zonesize` bytes from each zone, the next zone `zonerange +
+    /// zoneskip` on, wrapping at the file's end; random offsets stay in the zone's range.
+    #[test]
+    fn strided_zones_take_zonesize_then_skip() {
+        let k = 1024;
+        let j = job(&["--rw=read", "--bs=64k", "--zonesize=128k", "--zoneskip=256k"]);
+        let mut s = JobStream::new(&j, vec![Region { start: 0, len: 1024 * k }], 1, 1);
+        let got: Vec<u64> = (0..8).map(|_| s.next_io().offset / k).collect();
+        assert_eq!(got, [0, 64, 384, 448, 768, 832, 0, 64], "zones at 0, 384k, 768k, then the start again");
+        let j = job(&["--rw=randread", "--bs=4k", "--zonemode=strided", "--zonesize=64k", "--zonerange=32k"]);
+        let mut s = JobStream::new(&j, vec![Region { start: 0, len: 1024 * k }], 1, 1);
+        let first: Vec<u64> = (0..16).map(|_| s.next_io().offset).collect();
+        assert!(first.iter().all(|&o| o < 32 * k), "the first zone's 64 KiB are drawn from its 32 KiB range");
+        let next = s.next_io().offset;
+        assert!((32 * k..64 * k).contains(&next), "then the next zone: {next}");
     }
 
     #[test]

@@ -120,13 +120,8 @@ enum Step {
 #[derive(Debug, Clone, Copy)]
 enum Pending {
     None,
-    /// A blocking I/O, with fio's priority value for its statistics.
-    Data {
-        write: bool,
-        bytes: u64,
-        at: Instant,
-        prio: u16,
-    },
+    /// A blocking I/O.
+    Data(Queued),
     Fsync {
         at: Instant,
     },
@@ -134,8 +129,18 @@ enum Pending {
     Other,
 }
 
-/// An I/O in flight: token, write, bytes, submitted at, fio's priority value.
-type Queued = (u64, bool, u64, Instant, u16);
+/// An I/O in flight.
+#[derive(Debug, Clone, Copy)]
+struct Queued {
+    token: u64,
+    write: bool,
+    bytes: u64,
+    offset: u64,
+    /// When it was submitted.
+    at: Instant,
+    /// fio's priority value, for its statistics and logs.
+    prio: u16,
+}
 
 /// One job thread (one clone of a job).
 #[derive(Debug)]
@@ -381,7 +386,7 @@ impl JobThread {
     /// A queued I/O that failed: no longer in flight, and not counted (the executor
     /// reports the error).
     pub fn forget(&mut self, token: u64) {
-        self.inflight.retain(|q| q.0 != token);
+        self.inflight.retain(|q| q.token != token);
     }
 
     /// The job's result, once its measured part has ended (taken once).
@@ -525,11 +530,12 @@ impl JobThread {
             _ => None,
         };
         let value = cmd.map_or(self.ioprio, |(c, l)| super::job::ioprio_value(c, l));
+        let io = Queued { token, write, bytes: len, offset, at: now, prio: value };
         if queued {
-            self.inflight.push_back((token, write, len, now, value));
+            self.inflight.push_back(io);
             self.pending = Pending::Other;
         } else {
-            self.pending = Pending::Data { write, bytes: len, at: now, prio: value };
+            self.pending = Pending::Data(io);
         }
         self.mark_depth(now);
         let prio = cmd.map(|(c, l)| match c {
@@ -563,18 +569,26 @@ impl JobThread {
     }
 
     /// Count a completed I/O of priority value `prio` (fio's `add_clat_sample`).
-    fn account(&mut self, write: bool, bytes: u64, lat: Duration, now: Instant, prio: u16) {
+    fn account(&mut self, io: &Queued, bytes: u64, now: Instant) {
         if now < self.measured_from {
             return; // ramp_time: not measured
         }
+        let (write, lat) = (io.write, (now - io.at).as_nanos() as u64);
         let at = now.saturating_duration_since(self.measured_from);
         let d = &mut self.stats[write as usize];
-        d.add(bytes, lat.as_nanos() as u64, at.as_nanos() as u64);
+        d.add(bytes, lat, at.as_nanos() as u64);
         if !self.prio_list[write as usize].is_empty() {
-            d.prios.push(prio);
+            d.prios.push(io.prio);
         }
         if let Some(v) = &mut self.samples {
-            v.push(Sample { at_ms: at.as_millis() as u64, write, bytes, clat_ns: lat.as_nanos() as u64, prio });
+            v.push(Sample {
+                at_ms: at.as_millis() as u64,
+                write,
+                bytes,
+                clat_ns: lat,
+                prio: io.prio,
+                offset: io.offset,
+            });
         }
     }
 
@@ -754,14 +768,14 @@ impl JobThread {
     /// order).
     pub fn next(&mut self, now: Instant, done: Outcome) -> ThreadOp {
         match std::mem::replace(&mut self.pending, Pending::None) {
-            Pending::Data { write, bytes, at, prio } => {
+            Pending::Data(io) => {
                 let moved = match done {
                     Outcome::Moved(b) => Some(b),
                     Outcome::Failed => None,
-                    _ => Some(bytes),
+                    _ => Some(io.bytes),
                 };
                 if let Some(moved) = moved {
-                    self.account(write, moved, now - at, now, prio);
+                    self.account(&io, moved, now);
                 }
                 if now >= self.measured_from {
                     self.complete_map[batch_bucket(1)] += 1;
@@ -777,7 +791,7 @@ impl JobThread {
                     Outcome::Reaped(Reaped::These(tokens)) => {
                         let mut out = Vec::with_capacity(tokens.len());
                         for t in tokens {
-                            if let Some(i) = self.inflight.iter().position(|q| q.0 == t) {
+                            if let Some(i) = self.inflight.iter().position(|q| q.token == t) {
                                 out.push(self.inflight.remove(i).expect("found"));
                             }
                         }
@@ -788,11 +802,11 @@ impl JobThread {
                 if now >= self.measured_from {
                     self.complete_map[batch_bucket(reaped.len() as u32)] += 1;
                 }
-                for (token, write, bytes, at, prio) in reaped {
+                for io in reaped {
                     if let Some(h) = &mut self.verify {
-                        h.completed(token);
+                        h.completed(io.token);
                     }
-                    self.account(write, bytes, now - at, now, prio);
+                    self.account(&io, io.bytes, now);
                 }
                 self.check_min_rate(now);
             }
