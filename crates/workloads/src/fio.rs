@@ -94,6 +94,8 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
     let stopped_at: Shared<Option<Instant>> = Rc::new(RefCell::new(None));
     let terminator: Shared<Terminator> = Rc::new(RefCell::new(Terminator::new(jobs)));
     let mut flows = Flows::default();
+    // The shared counters `io_submit_mode=offload`'s pools wake their tasks with.
+    let counters: Shared<usize> = Rc::new(RefCell::new(0));
     let run = RunSpec::new(format!("fio {spec}"), "fio", cfg.record_trace);
     let ((), Finished { trace, sim, disk }, stopped) = cfg.machine.run_or_stop(spec, &run, |sim| {
         let root = sim.fs.root();
@@ -136,6 +138,13 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     reaping: false,
                     aio_tokens: Default::default(),
                     aio_submitted: 0,
+                    offload: job.offload.then(|| {
+                        let mut next = counters.borrow_mut();
+                        Rc::new(RefCell::new(Pool::new(job.iodepth as usize, &mut next)))
+                    }),
+                    submitters: Vec::new(),
+                    spawning: false,
+                    offload_reaped: None,
                     terminator: terminator.clone(),
                     number: thread_number as usize - 1,
                     started: false,
@@ -401,16 +410,23 @@ struct Worker {
     /// submissions (the host's [`Outcome::reaped`] names them so).
     aio_tokens: std::collections::HashMap<u64, u64>,
     aio_submitted: u64,
+    /// `io_submit_mode=offload`: the submitters' shared state, the submitters spawned
+    /// so far (and whether the last call spawned one), and completions taken in a reap
+    /// that did not have to wait.
+    offload: Option<Shared<Pool>>,
+    submitters: Vec<TaskId>,
+    spawning: bool,
+    offload_reaped: Option<Vec<(u64, Instant, Instant)>>,
     /// `exitall`: this thread's number among the run's, and whether it has started.
     terminator: Shared<Terminator>,
     number: usize,
     started: bool,
 }
 
-impl Worker {
-    /// The I/O's system call: fio's engine for the job, buffered or O_DIRECT.
-    fn data_op(&self, write: bool, file: FileId, offset: u64, len: u64, queued: bool, prio: Option<IoPrio>) -> SysOp {
-        let job = self.thread.job();
+/// An I/O's system call: fio's engine for the job, buffered or O_DIRECT; `queued` for an
+/// async engine's submission.
+fn data_op(job: &Job, write: bool, file: FileId, offset: u64, len: u64, queued: bool, prio: Option<IoPrio>) -> SysOp {
+    {
         if job.ioengine == Engine::Mmap {
             return if write { SysOp::MmapWrite { file, offset, len } } else { SysOp::MmapRead { file, offset, len } };
         }
@@ -422,7 +438,9 @@ impl Worker {
             (false, false, true) => SysOp::Write { file, offset, len },
         }
     }
+}
 
+impl Worker {
     /// Keep the thread's result and `write_iolog` once it has them.
     fn collect(&mut self) {
         if let Some(r) = self.thread.take_result() {
@@ -436,7 +454,47 @@ impl Worker {
 
 impl Program for Worker {
     fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        if self.offload.is_some() {
+            // Spawn the submitters first (`workqueue_init`), as fio does before its I/O.
+            if let Some(c) = done.and_then(|d| d.child)
+                && self.spawning
+            {
+                self.submitters.push(c);
+            }
+            let o = self.offload.clone().expect("offload");
+            if self.submitters.len() < o.borrow().workers.len() {
+                self.spawning = true;
+                let i = self.submitters.len();
+                let prog = Submitter {
+                    pool: o,
+                    me: i,
+                    job: self.thread.job().clone(),
+                    inflight: Default::default(),
+                    n: 0,
+                    quiescing: false,
+                    current: None,
+                };
+                return SysOp::Spawn {
+                    program: Box::new(prog),
+                    name: format!("{}-submit{i}", self.thread.name()),
+                    prio: self.prio,
+                };
+            }
+            if std::mem::take(&mut self.spawning) {
+                return self.next(ctx, None);
+            }
+        }
         let outcome = match (done, std::mem::take(&mut self.reaping)) {
+            _ if self.offload_reaped.is_some() => {
+                ThreadOutcome::Reaped(Reaped::At(self.offload_reaped.take().expect("reaped")))
+            }
+            (Some(_), true) if self.offload.is_some() => {
+                let o = self.offload.clone().expect("offload");
+                let mut pool = o.borrow_mut();
+                let done = std::mem::take(&mut pool.done);
+                pool.reported += done.len() as u64;
+                ThreadOutcome::Reaped(Reaped::At(done))
+            }
             (Some(d), true) => ThreadOutcome::Reaped(Reaped::These(
                 d.reaped.iter().filter_map(|n| self.aio_tokens.remove(n)).collect(),
             )),
@@ -453,8 +511,38 @@ impl Program for Worker {
             ThreadOp::Spin(d) => SysOp::Think(d),
             ThreadOp::Open(i) => SysOp::Open { file: self.files[i] },
             ThreadOp::Close(i) => SysOp::Close { file: self.files[i] },
+            ThreadOp::Io { write, file, offset, len, prio, token, .. } if self.offload.is_some() => {
+                // `workqueue_enqueue`: to an idle submitter, round robin, else the one
+                // given work longest ago; the thread goes on at once.
+                let o = self.offload.as_ref().expect("offload");
+                let mut pool = o.borrow_mut();
+                let w = pool.pick();
+                pool.workers[w].queue.push_back(Work { token, write, file: self.files[file], offset, len, prio });
+                pool.workers[w].given += 1;
+                let (c, v) = (pool.workers[w].counter, pool.workers[w].given);
+                drop(pool);
+                ctx.signal(c, v);
+                self.next(ctx, None)
+            }
+            ThreadOp::Reap { min } if self.offload.is_some() => {
+                // The submitters' completions, once there are `min` of them.
+                let o = self.offload.clone().expect("offload");
+                let mut pool = o.borrow_mut();
+                if (pool.done.len() as u32) < min {
+                    let want = pool.reported + min as u64;
+                    let c = pool.done_counter;
+                    drop(pool);
+                    self.reaping = true;
+                    return SysOp::WaitCounter { counter: c, at_least: want };
+                }
+                let done = std::mem::take(&mut pool.done);
+                pool.reported += done.len() as u64;
+                drop(pool);
+                self.offload_reaped = Some(done);
+                self.next(ctx, None)
+            }
             ThreadOp::Io { write, file, offset, len, queued, prio, token } => {
-                let op = self.data_op(write, self.files[file], offset, len, queued, prio);
+                let op = data_op(self.thread.job(), write, self.files[file], offset, len, queued, prio);
                 if matches!(op, SysOp::AioSubmit { .. }) {
                     self.aio_tokens.insert(self.aio_submitted, token);
                     self.aio_submitted += 1;
@@ -468,9 +556,167 @@ impl Program for Worker {
             ThreadOp::Fsync { file, .. } => SysOp::Fsync { file: self.files[file] },
             ThreadOp::Exit => {
                 self.terminator.borrow_mut().ended(self.number);
+                if let Some(o) = &self.offload {
+                    // `workqueue_exit`: the submitters, idle now, are told to end.
+                    let mut pool = o.borrow_mut();
+                    pool.closed = true;
+                    let wake: Vec<(usize, u64)> = pool.workers.iter().map(|w| (w.counter, w.given + 1)).collect();
+                    drop(pool);
+                    for (c, v) in wake {
+                        ctx.signal(c, v);
+                    }
+                }
                 SysOp::Exit
             }
         }
+    }
+}
+
+/// One I/O handed to a submitter.
+#[derive(Clone, Copy, Debug)]
+struct Work {
+    token: u64,
+    write: bool,
+    file: FileId,
+    offset: u64,
+    len: u64,
+    prio: Option<IoPrio>,
+}
+
+/// A job thread's submitters under `io_submit_mode=offload` (fio's `rate-submit.c` and
+/// `workqueue.c`): `iodepth` of them, each a task of its own (a thread, which Linux gives
+/// its own I/O context), each with its queue of work and the counter it waits on; the
+/// completions they timed, for the job thread to reap, and the counter it waits on.
+#[derive(Debug)]
+struct Pool {
+    workers: Vec<PoolWorker>,
+    next_free: usize,
+    done: Vec<(u64, Instant, Instant)>,
+    done_counter: usize,
+    /// Completions handed to the job thread so far, and all of them so far.
+    reported: u64,
+    completed: u64,
+    closed: bool,
+}
+
+#[derive(Debug)]
+struct PoolWorker {
+    queue: VecDeque<Work>,
+    counter: usize,
+    /// Work items given to it so far (its counter's value).
+    given: u64,
+    idle: bool,
+    /// When it was last given work (`sw->seq`).
+    seq: u64,
+}
+
+impl Pool {
+    fn new(n: usize, next_counter: &mut usize) -> Pool {
+        let mut take = || {
+            *next_counter += 1;
+            *next_counter - 1
+        };
+        let done_counter = take();
+        let workers = (0..n)
+            .map(|_| PoolWorker { queue: VecDeque::new(), counter: take(), given: 0, idle: true, seq: 0 })
+            .collect();
+        Pool { workers, next_free: 0, done: Vec::new(), done_counter, reported: 0, completed: 0, closed: false }
+    }
+
+    /// `get_submit_worker`: the first idle submitter from `next_free_worker` on (wrapping),
+    /// else the one given work longest ago.
+    fn pick(&mut self) -> usize {
+        let n = self.workers.len();
+        let order = (self.next_free..n).chain(0..self.next_free);
+        let w = order
+            .clone()
+            .find(|&i| self.workers[i].idle)
+            .unwrap_or_else(|| order.min_by_key(|&i| self.workers[i].seq).expect("a submitter"));
+        if w == self.next_free {
+            self.next_free = (w + 1) % n;
+        }
+        let seq = self.workers.iter().map(|x| x.seq).max().unwrap_or(0) + 1;
+        self.workers[w].seq = seq;
+        self.workers[w].idle = false;
+        w
+    }
+}
+
+/// One submitter (`io_workqueue_fn`): it issues each I/O it is given with the job's
+/// engine — an async one's submission then a reap that does not wait (one that waits
+/// for one at `iodepth=1`), a sync one's call — and, with no work left, waits for what it
+/// has in flight (`io_u_quiesce` before sleeping) and sleeps until it is given more. Each
+/// I/O is timed from its submission to its completion here, as fio's worker times it.
+struct Submitter {
+    pool: Shared<Pool>,
+    me: usize,
+    job: Job,
+    /// Its async I/Os in flight, by their number among its submissions: (token, submitted).
+    inflight: std::collections::HashMap<u64, (u64, Instant)>,
+    n: u64,
+    quiescing: bool,
+    /// The blocking I/O under way: (token, submitted).
+    current: Option<(u64, Instant)>,
+}
+
+impl Submitter {
+    fn complete(&mut self, ctx: &mut ProgCtx, done: Vec<(u64, Instant, Instant)>) {
+        if done.is_empty() {
+            return;
+        }
+        let mut pool = self.pool.borrow_mut();
+        pool.completed += done.len() as u64;
+        pool.done.extend(done);
+        let (c, v) = (pool.done_counter, pool.completed);
+        drop(pool);
+        ctx.signal(c, v);
+    }
+}
+
+impl Program for Submitter {
+    fn next(&mut self, ctx: &mut ProgCtx, done: Option<&Outcome>) -> SysOp {
+        if let Some((token, at)) = self.current.take() {
+            self.complete(ctx, vec![(token, at, ctx.now)]);
+        }
+        if let Some(d) = done
+            && d.kind == "aio-wait"
+        {
+            let now = ctx.now;
+            let v = d.reaped.iter().filter_map(|n| self.inflight.remove(n)).map(|(t, at)| (t, at, now)).collect();
+            self.complete(ctx, v);
+            self.quiescing = false;
+        }
+        let work = self.pool.borrow_mut().workers[self.me].queue.pop_front();
+        if let Some(w) = work {
+            let queued = self.job.ioengine.is_async() && self.job.direct;
+            let op = data_op(&self.job, w.write, w.file, w.offset, w.len, queued, w.prio);
+            if queued {
+                self.inflight.insert(self.n, (w.token, ctx.now));
+                self.n += 1;
+                // Then a reap that waits for nothing (for one at iodepth=1).
+                self.quiescing = true;
+            } else {
+                self.current = Some((w.token, ctx.now));
+            }
+            return op;
+        }
+        if self.quiescing || !self.inflight.is_empty() {
+            // The reap after a submission, or `io_u_quiesce` before sleeping.
+            let min = if self.quiescing && self.job.iodepth > 1 { 0 } else { self.inflight.len() as u32 };
+            self.quiescing = false;
+            if self.inflight.is_empty() {
+                return self.next(ctx, None);
+            }
+            return SysOp::AioWait { min };
+        }
+        let mut pool = self.pool.borrow_mut();
+        if pool.closed {
+            return SysOp::Exit;
+        }
+        // Everything given has been taken: sleep until the next is given.
+        let w = &mut pool.workers[self.me];
+        w.idle = true;
+        SysOp::WaitCounter { counter: w.counter, at_least: w.given + 1 }
     }
 }
 

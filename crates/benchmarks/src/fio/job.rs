@@ -336,6 +336,10 @@ pub struct Job {
     /// `cmdprio_percentage`, `cmdprio_class`, `cmdprio`, `cmdprio_bssplit` (libaio,
     /// io_uring): I/Os issued with a priority of their own.
     pub cmdprio: CmdPrio,
+    /// `io_submit_mode=offload`: the job thread only makes and paces its I/Os; `iodepth`
+    /// submitter threads of its own issue them (fio's `rate-submit.c` workqueue), so the
+    /// thread keeps up to `iodepth` in flight whatever its engine.
+    pub offload: bool,
     /// `zonemode=strided` (or `zonesize` alone, as fio reads it): I/O in `zonesize` bytes
     /// of each `zonerange` (default `zonesize`), then `zoneskip` bytes further on, the
     /// zones wrapping at the file's end (`setup_strided_zone_mode`). `None` for no zones.
@@ -455,6 +459,7 @@ impl Job {
             prio: 0,
             prioclass: 0,
             cmdprio: CmdPrio::default(),
+            offload: false,
             strided: None,
             zonemode: None,
             zone: [0; 3],
@@ -804,6 +809,7 @@ pub const MODELLED: &[&str] = &[
     "cmdprio_bssplit",
     "log_prio",
     "log_offset",
+    "io_submit_mode",
     "zonemode",
     "zonesize",
     "zonerange",
@@ -1064,6 +1070,11 @@ fn apply(job: &mut Job, o: &RawOption, warnings: &mut Vec<String>) -> Result<(),
             job.verify = (v != "0").then(|| v.to_string());
         }
         "do_verify" => job.do_verify = flag(&o.value)?,
+        "io_submit_mode" => match v {
+            "inline" => job.offload = false,
+            "offload" => job.offload = true,
+            _ => return Err(bad(format!("`{v}`: expected inline or offload"))),
+        },
         "zonemode" => match v {
             "none" => job.zonemode = Some(false),
             "strided" => job.zonemode = Some(true),

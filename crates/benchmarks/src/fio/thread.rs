@@ -98,8 +98,10 @@ pub enum Outcome {
 pub enum Reaped {
     /// By their tokens, in any order.
     These(Vec<u64>),
-    /// The `n` submitted longest ago (an executor whose reap only counts).
-    Oldest(usize),
+    /// By their tokens, each with when it was submitted and when it completed: for an
+    /// executor whose submitters time each I/O themselves and report later (fio's
+    /// `io_submit_mode=offload` workers).
+    At(Vec<(u64, Instant, Instant)>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -343,7 +345,7 @@ impl JobThread {
     /// Whether its I/Os are queued (an async engine with `direct=1`: without it, Linux
     /// performs a buffered AIO inside the submission, a blocking call, as fio sees on 2.6).
     pub fn is_async(&self) -> bool {
-        self.job.ioengine.is_async() && self.job.direct
+        self.job.offload || (self.job.ioengine.is_async() && self.job.direct)
     }
 
     /// How many I/Os the thread will issue, if that is known before it runs: its bytes
@@ -783,30 +785,31 @@ impl JobThread {
                 self.check_min_rate(now);
             }
             Pending::Reap => {
-                let reaped: Vec<Queued> = match done {
-                    Outcome::Reaped(Reaped::Oldest(n)) => {
-                        let n = n.min(self.inflight.len());
-                        self.inflight.drain(..n).collect()
-                    }
+                // Each reaped I/O, and when it completed.
+                let mut take = |t: u64| {
+                    let i = self.inflight.iter().position(|q| q.token == t)?;
+                    self.inflight.remove(i)
+                };
+                let reaped: Vec<(Queued, Instant)> = match done {
                     Outcome::Reaped(Reaped::These(tokens)) => {
-                        let mut out = Vec::with_capacity(tokens.len());
-                        for t in tokens {
-                            if let Some(i) = self.inflight.iter().position(|q| q.token == t) {
-                                out.push(self.inflight.remove(i).expect("found"));
-                            }
-                        }
-                        out
+                        tokens.into_iter().filter_map(take).map(|q| (q, now)).collect()
                     }
+                    Outcome::Reaped(Reaped::At(v)) => v
+                        .into_iter()
+                        .filter_map(|(t, submitted, completed)| {
+                            take(t).map(|q| (Queued { at: submitted, ..q }, completed))
+                        })
+                        .collect(),
                     _ => Vec::new(),
                 };
                 if now >= self.measured_from {
                     self.complete_map[batch_bucket(reaped.len() as u32)] += 1;
                 }
-                for io in reaped {
+                for (io, completed) in reaped {
                     if let Some(h) = &mut self.verify {
                         h.completed(io.token);
                     }
-                    self.account(&io, io.bytes, now);
+                    self.account(&io, io.bytes, completed);
                 }
                 self.check_min_rate(now);
             }

@@ -54,6 +54,7 @@ fn check(j: &Job) -> Result<(), Error> {
         (j.ioengine == Engine::Mmap, "ioengine=mmap"),
         (matches!(j.rw, Pattern::Trim | Pattern::RandTrim | Pattern::TrimWrite | Pattern::RandTrimWrite), "trim"),
         (j.filesize.is_some(), "filesize"),
+        (j.offload, "io_submit_mode=offload"),
     ];
     if let Some((_, what)) = unsupported.iter().find(|u| u.0) {
         return bad(&format!("{what}: not carried out on real targets yet (the simulator's `iosched fio` runs it)"));

@@ -489,3 +489,45 @@ fn verify_reads_back_what_was_written_in_fios_order() {
     assert_eq!(kinds, "wwwwrrrrwwwwrrrr", "four writes, then the four read back");
     assert_eq!(ops.iter().filter(|o| o.0 == "read").count(), 256, "every block read back once");
 }
+
+/// `io_submit_mode=offload`: the job thread paces its I/Os and `iodepth` submitter
+/// threads issue them, so the scheduler sees their requests from that many owners, none
+/// the job's own; `rate_iops` holds as inline.
+#[test]
+fn offload_issues_from_iodepth_submitters_at_the_rate() {
+    let m = Machine::new("ide-2003", 256 << 20, "p4-ht", 1).with_host("linux-2.6");
+    let owners = |mode: &str| {
+        let args = [
+            "--name=o",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=64m",
+            "--ioengine=libaio",
+            "--direct=1",
+            "--iodepth=4",
+            "--rate_iops=40",
+            "--runtime=2",
+            "--time_based",
+            &format!("--io_submit_mode={mode}"),
+        ];
+        let cfg = FioConfig { jobs: load(&[], &args, &[], &m), machine: m.clone(), record_trace: true };
+        let r = run(&spec("cfq"), &cfg).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for rec in &r.trace.unwrap().records {
+            // The job's data, not the file system's blocks its open reads.
+            if let iosched_core::trace::Record::Arrival { rq, .. } = rec
+                && rq.len_sectors == 8
+                && !rq.meta
+            {
+                seen.insert(rq.owner);
+            }
+        }
+        (seen.len(), r.report.jobs[0].dirs[0].total_ios)
+    };
+    let (inline, ios) = owners("inline");
+    assert_eq!(inline, 1, "inline: the job thread's own requests");
+    assert!((76..=84).contains(&ios), "inline: 40 IOPS for 2 s, {ios}");
+    let (offload, ios) = owners("offload");
+    assert!((2..=4).contains(&offload), "offload: {offload} submitters' requests");
+    assert!((76..=84).contains(&ios), "offload: 40 IOPS for 2 s, {ios}");
+}
