@@ -136,8 +136,7 @@ pub fn run_or_stop(spec: &SchedSpec, cfg: &FioConfig) -> Result<(FioRun, Option<
                     iologs: iologs.clone(),
                     stopped_at: stopped_at.clone(),
                     reaping: false,
-                    aio_tokens: Default::default(),
-                    aio_submitted: 0,
+                    aio_tokens: Tokens::default(),
                     offload: job.offload.then(|| {
                         let mut next = counters.borrow_mut();
                         Rc::new(RefCell::new(Pool::new(job.iodepth as usize, &mut next)))
@@ -408,8 +407,7 @@ struct Worker {
     reaping: bool,
     /// The thread's token of each async I/O in flight, by its number among this task's
     /// submissions (the host's [`Outcome::reaped`] names them so).
-    aio_tokens: std::collections::HashMap<u64, u64>,
-    aio_submitted: u64,
+    aio_tokens: Tokens,
     /// `io_submit_mode=offload`: the submitters' shared state, the submitters spawned
     /// so far (and whether the last call spawned one), and completions taken in a reap
     /// that did not have to wait.
@@ -495,9 +493,9 @@ impl Program for Worker {
                 pool.reported += done.len() as u64;
                 ThreadOutcome::Reaped(Reaped::At(done))
             }
-            (Some(d), true) => ThreadOutcome::Reaped(Reaped::These(
-                d.reaped.iter().filter_map(|n| self.aio_tokens.remove(n)).collect(),
-            )),
+            (Some(d), true) => {
+                ThreadOutcome::Reaped(Reaped::These(d.reaped.iter().filter_map(|&n| self.aio_tokens.take(n)).collect()))
+            }
             (Some(d), false) => ThreadOutcome::Moved(d.bytes),
             (None, _) => ThreadOutcome::None,
         };
@@ -544,8 +542,7 @@ impl Program for Worker {
             ThreadOp::Io { write, file, offset, len, queued, prio, token } => {
                 let op = data_op(self.thread.job(), write, self.files[file], offset, len, queued, prio);
                 if matches!(op, SysOp::AioSubmit { .. }) {
-                    self.aio_tokens.insert(self.aio_submitted, token);
-                    self.aio_submitted += 1;
+                    self.aio_tokens.push(token);
                 }
                 op
             }
@@ -569,6 +566,29 @@ impl Program for Worker {
                 SysOp::Exit
             }
         }
+    }
+}
+
+/// The thread's token of each async I/O in flight, by its number among the task's
+/// submissions (numbered from 0 in order, so a window from the oldest in flight).
+#[derive(Debug, Default)]
+struct Tokens {
+    base: u64,
+    window: VecDeque<Option<u64>>,
+}
+
+impl Tokens {
+    fn push(&mut self, token: u64) {
+        self.window.push_back(Some(token));
+    }
+
+    fn take(&mut self, n: u64) -> Option<u64> {
+        let t = self.window.get_mut(n.checked_sub(self.base)? as usize)?.take();
+        while self.window.front().is_some_and(Option::is_none) {
+            self.window.pop_front();
+            self.base += 1;
+        }
+        t
     }
 }
 
